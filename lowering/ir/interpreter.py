@@ -1,0 +1,79 @@
+"""The reference interpreter's core: an environment of values and a registry of per-op rules.
+
+Each dialect registers the rules for its own ops with ``@interpreter_rule("dialect.op")``. A rule
+receives the interpreter, the op and the run-time values of its operands, and returns one value per
+result (a list or tuple). Region ops call ``interp.run_region``; a block's terminator gives back its
+operands' values, which is how ``func.return`` and ``yield`` ops pass results out.
+
+>>> from lowering.ir.core import Operation
+>>> interpreter_rule("test.noop")(lambda interp, op, args: [])  # doctest: +ELLIPSIS
+<function <lambda> at ...>
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .core import IRError, Operation, Region, Value
+
+Rule = Callable[["Interpreter", Operation, list], Any]
+RULES: dict[str, Rule] = {}
+
+
+def interpreter_rule(name: str):
+    """Decorator registering the interpreter rule of op ``name``."""
+    def register(fn: Rule) -> Rule:
+        RULES[name] = fn
+        return fn
+    return register
+
+
+class InterpreterError(IRError):
+    """A run-time failure in the interpreter, naming the op and its location."""
+
+
+class Interpreter:
+    """Runs IR on NumPy values. ``env`` maps SSA values to run-time values."""
+
+    def __init__(self):
+        self.env: dict[Value, Any] = {}
+
+    def value(self, v: Value) -> Any:
+        try:
+            return self.env[v]
+        except KeyError:
+            raise InterpreterError(f"value {v!r} has no run-time value (used before defined)") from None
+
+    def run_op(self, op: Operation) -> list:
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise InterpreterError(f"no interpreter rule for op '{op.name}'", op)
+        args = [self.value(v) for v in op.operands]
+        try:
+            outs = rule(self, op, args)
+        except InterpreterError:
+            raise
+        except (ValueError, IndexError, TypeError, ZeroDivisionError, FloatingPointError) as exc:
+            raise InterpreterError(f"{op.name} at {op.location.short()}: {exc}", op) from exc
+        outs = list(outs) if outs is not None else []
+        if len(outs) != len(op.results):
+            raise InterpreterError(f"rule for {op.name} gave {len(outs)} values for "
+                                   f"{len(op.results)} results", op)
+        for res, val in zip(op.results, outs):
+            self.env[res] = val
+        return outs
+
+    def run_block(self, block, args) -> list:
+        """Bind the block's arguments, run its ops, return the terminator's operand values."""
+        if len(args) != len(block.args):
+            raise InterpreterError(f"block takes {len(block.args)} arguments, got {len(args)}")
+        for a, v in zip(block.args, args):
+            self.env[a] = v
+        term = block.terminator
+        for op in block.ops:
+            if op is term:  # terminators pass their operands out of the region
+                return [self.value(v) for v in op.operands]
+            self.run_op(op)
+        return []
+
+    def run_region(self, region: Region, args) -> list:
+        return self.run_block(region.block, list(args))
