@@ -1,0 +1,94 @@
+"""Base classes and the constant op of the tensor dialect.
+
+Every tensor op is a value-semantic, side-effect-free op whose class has a ``build`` classmethod
+that infers the result type from its operands (so the front end and rewrites never spell types out):
+
+>>> import numpy as np
+>>> c = ConstantOp.build(np.arange(3, dtype="float32"))
+>>> str(c.result.type)
+'tensor<3xf32>'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lowering.ir.attributes import DenseAttr
+from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
+from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.types import TensorType
+
+
+class TensorOp(Operation):
+    """A pure op on tensors. Subclasses implement ``build`` and ``verify_``."""
+
+    traits = frozenset({PURE})
+
+    # Folding evaluates the op's interpreter rule when every operand is a constant; results larger
+    # than this stay computed at run time instead of bloating the module.
+    FOLD_MAX_ELEMENTS = 4096
+
+    def fold(self):
+        """Constant-fold through the interpreter rule when all operands are ``tensor.constant``."""
+        from lowering.ir.interpreter import RULES, Interpreter
+        if not all(isinstance(v.owner, ConstantOp) for v in self.operands if hasattr(v, "op")) or \
+                not all(hasattr(v, "op") for v in self.operands) or self.regions:
+            return None
+        rule = RULES.get(self.name)
+        if rule is None:
+            return None
+        try:
+            values = rule(Interpreter(), self, [v.owner.attributes["value"].array for v in self.operands])
+        except (ValueError, IndexError, TypeError, ZeroDivisionError, FloatingPointError):
+            return None  # leave the error to run time, where it names the call
+        out = []
+        for res, val in zip(self.results, values):
+            arr = np.asarray(val, dtype=res.type.dtype)
+            if arr.size > self.FOLD_MAX_ELEMENTS or not res.type.accepts_shape(arr.shape):
+                return None
+            out.append(DenseAttr.from_array(arr))
+        return out
+
+    @classmethod
+    def materialize_constant(cls, attribute, type, location):
+        """Folding hook: turn a folded constant (a DenseAttr) into a ``tensor.constant``."""
+        if not isinstance(type, TensorType):
+            return None
+        array = attribute.array if isinstance(attribute, DenseAttr) else np.asarray(attribute)
+        return ConstantOp.build(np.asarray(array, dtype=type.dtype), type=type, location=location)
+
+
+@register_op
+class ConstantOp(TensorOp):
+    """A constant tensor: ``tensor.constant {value = dense<1.0> : tensor<f32>}``.
+
+    The result type may be more general than the value's exact shape (``?`` where the value has a
+    size), as Theano's constants are (a ``(1,) of -1.0`` constant broadcasts).
+    """
+
+    name = "tensor.constant"
+    value = attr(DenseAttr)
+    result = result()
+
+    @classmethod
+    def build(cls, array, type: TensorType | None = None, location=None) -> "ConstantOp":
+        dense = DenseAttr.from_array(np.asarray(array))
+        return cls.create(result_types=[type or dense.type], attributes={"value": dense},
+                          location=location)
+
+    def verify_(self):
+        t = self.result.type
+        dense = self.attributes["value"]
+        if not isinstance(t, TensorType):
+            raise VerifyError("tensor.constant must produce a tensor", self)
+        if t.element != dense.type.element:
+            raise VerifyError(f"value element type {dense.type.element} differs from result {t}", self)
+        if not t.accepts_shape(dense.array.shape):
+            raise VerifyError(f"value of shape {dense.array.shape} does not fit {t}", self)
+
+    def fold(self):
+        return None  # already a constant
+
+
+@interpreter_rule("tensor.constant")
+def _constant(interp, op, args):
+    return [op.attributes["value"].array.copy()]
