@@ -1,0 +1,106 @@
+"""The CPU JIT: llvmlite at O3 for the host CPU's features, object code loaded into MCJIT.
+
+Compilation and loading are separate steps so that object code can be cached on disk:
+
+>>> lib = JitLibrary(compile_object('define i64 @one() { ret i64 1 }'))
+>>> import ctypes
+>>> ctypes.CFUNCTYPE(ctypes.c_int64)(lib.address("one"))()
+1
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import llvmlite
+import llvmlite.binding as llvm
+
+_lock = threading.Lock()  # LLVM's global state is not thread-safe
+
+
+@functools.cache
+def _initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()
+
+
+@functools.cache
+def host_target_machine(opt: int = 3):
+    """A target machine for this CPU (name and every feature it has)."""
+    _initialize()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+        opt=opt, codemodel="jitdefault")
+
+
+@functools.cache
+def target_key() -> str:
+    """What compiled code depends on besides the IR: triple, CPU, features, llvmlite version."""
+    _initialize()
+    return "|".join((llvm.get_process_triple(), llvm.get_host_cpu_name(),
+                     llvm.get_host_cpu_features().flatten(), llvmlite.__version__))
+
+
+def parse_and_optimize(ir_text: str, opt: int = 3):
+    """Parse LLVM IR text, verify it, and run LLVM's O``opt`` pipeline (vectorizers included)."""
+    _initialize()
+    with _lock:
+        mod = llvm.parse_assembly(ir_text)
+        mod.triple = llvm.get_process_triple()
+        mod.data_layout = str(host_target_machine().target_data)
+        mod.verify()
+        if opt > 0:
+            tm = host_target_machine()
+            pto = llvm.create_pipeline_tuning_options(speed_level=opt)
+            pto.loop_vectorization = True
+            pto.slp_vectorization = True
+            pb = llvm.create_pass_builder(tm, pto)
+            pb.getModulePassManager().run(mod, pb)
+        return mod
+
+
+def compile_object(ir_text: str, opt: int = 3) -> bytes:
+    """LLVM IR text → optimized x86-64 object code."""
+    mod = parse_and_optimize(ir_text, opt)
+    with _lock:
+        return host_target_machine().emit_object(mod)
+
+
+def emit_assembly(ir_text: str, opt: int = 3) -> str:
+    """LLVM IR text → the host assembly LLVM generates for it."""
+    mod = parse_and_optimize(ir_text, opt)
+    with _lock:
+        return host_target_machine().emit_assembly(mod)
+
+
+def optimized_ir(ir_text: str, opt: int = 3) -> str:
+    """LLVM IR text after LLVM's optimization pipeline."""
+    return str(parse_and_optimize(ir_text, opt))
+
+
+def register_symbol(name: str, address: int) -> None:
+    """Make an external symbol (e.g. a BLAS routine found with ctypes) visible to JIT code."""
+    _initialize()
+    llvm.add_symbol(name, address)
+
+
+class JitLibrary:
+    """Object code loaded into memory; ``address(name)`` gives a function's entry address."""
+
+    def __init__(self, object_code: bytes):
+        _initialize()
+        with _lock:
+            empty = llvm.parse_assembly("")
+            empty.triple = llvm.get_process_triple()
+            self._engine = llvm.create_mcjit_compiler(empty, host_target_machine())
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+            self._engine.finalize_object()
+
+    def address(self, name: str) -> int:
+        with _lock:
+            addr = self._engine.get_function_address(name)
+        if not addr:
+            raise KeyError(f"no function '{name}' in compiled code")
+        return addr
