@@ -1,0 +1,8 @@
+"""The scalar dialect: the one description of elementwise semantics.
+
+Ops on ScalarType values (``scalar.exp``, ``scalar.add``, ``scalar.select``, ``scalar.cast``, ...)
+used in the bodies of fused ops and loops. ``SCALAR_OPS`` maps each function's short name to its
+class; the tensor dialect's elementwise ops link to these classes.
+"""
+from .ops import *  # noqa: F401,F403
+from . import interpret  # noqa: F401

@@ -4,3 +4,14 @@ Each module keeps everything about its ops: definitions, ``build`` (type inferen
 folding, grad rules and interpreter rules.
 """
 from .base import ConstantOp, TensorOp  # noqa: F401
+from .shape_ops import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp, MakeVectorOp,  # noqa: F401
+                        ReshapeOp, ShapeIOp, ShapeOp)
+from .indexing import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp,  # noqa: F401
+                       AdvancedSubtensorOp, IncSubtensorOp, SetSubtensorOp, SubtensorOp)
+from .linalg import DotOp  # noqa: F401
+from .nnet import LogSoftmaxOp, SoftmaxOp  # noqa: F401
+from .elementwise import *  # noqa: F401,F403
+from .elementwise import ELEMENTWISE_OPS, ElementwiseOp, elementwise  # noqa: F401
+from .reduction import (ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, REDUCTION_OPS,  # noqa: F401
+                        ReductionOp, SumOp)
+from . import gradutil  # noqa: F401
