@@ -1,0 +1,102 @@
+"""``loops.assert``: a run-time check that stops the function with an error.
+
+``loops.assert %ok, "message" {error_code = 3 : i64}``; the generic form is
+``"loops.assert"(%ok) {error_code = 3 : i64, message = "..."} : (i1) -> ()``.
+
+When ``%ok`` is false the function stops: the interpreter raises ``RuntimeCheckError`` (a
+``ValueError``) or, with ``kind = "index"``, ``RuntimeIndexError`` (an ``IndexError``), whose
+message is exactly ``message``; a compiled function returns ``error_code`` (never 0, which means
+success) from its entry, and the caller raises the error the code stands for. The message names
+the failing op, the user's source line and the shapes involved, so it is ready for the user.
+
+>>> from lowering.ir.core import Block
+>>> from lowering.ir.types import I1
+>>> (ok,) = Block([I1]).args
+>>> op = AssertOp.build(ok, "tensor.add at a.py:3:1: shapes differ", error_code=2)
+>>> op.message, op.error_code, op.kind
+('tensor.add at a.py:3:1: shapes differ', 2, 'value')
+"""
+from __future__ import annotations
+
+from lowering.ir.attributes import IntAttr, StringAttr
+from lowering.ir.core import Operation, VerifyError, attr, operand, register_op
+from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.types import I1, I64
+
+from .syntax import well_formed
+
+# The Python exception each kind of failed check raises (the compiled entry returns the code).
+ASSERT_KINDS = ("value", "index")
+
+
+class RuntimeCheckError(InterpreterError, ValueError):
+    """A failed ``loops.assert`` (kind ``value``): the message names the op and the user's line."""
+
+    def __init__(self, message: str, op=None, error_code: int = 0):
+        super().__init__(message, op)
+        self.error_code = error_code
+
+
+class RuntimeIndexError(RuntimeCheckError, IndexError):
+    """A failed ``loops.assert`` of kind ``index``: an index out of range."""
+
+
+@register_op
+class AssertOp(Operation):
+    """Stops the function with ``message`` (and ``error_code`` in compiled code) when the
+    ``i1`` condition is false."""
+
+    name = "loops.assert"
+    condition = operand()
+    message = attr(StringAttr)
+    error_code = attr(IntAttr)
+    kind = attr(StringAttr, default="value")
+
+    @classmethod
+    def build(cls, condition, message: str, error_code: int, kind: str = "value",
+              location=None) -> "AssertOp":
+        attributes = {"message": StringAttr(message), "error_code": IntAttr(error_code)}
+        if kind != "value":
+            attributes["kind"] = StringAttr(kind)
+        return cls.create(operands=[condition], attributes=attributes, location=location)
+
+    def print_pretty(self, printer):
+        """``loops.assert %ok, "message" {error_code = 3 : i64}``."""
+        if not well_formed(self, ("message", "error_code", "kind")) \
+                or not isinstance(self.attributes["message"], StringAttr) \
+                or self.condition.type != I1:
+            return False
+        printer.write(" ")
+        printer.print_operand(self.condition)
+        printer.write(", ")
+        printer.print_attribute(self.attributes["message"])
+        printer.print_attr_dict({k: v for k, v in self.attributes.items() if k != "message"})
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        ref = parser.parse_operand()
+        parser.expect(",", "between the condition and the message")
+        message = parser.parse_string()
+        attributes = {"message": StringAttr(message), **parser.parse_optional_attr_dict()}
+        return cls.create(operands=[parser.resolve_operand(ref, I1)], attributes=attributes,
+                          location=parser.op_location)
+
+    def verify_(self):
+        if self.condition.type != I1:
+            raise VerifyError(f"{self.name}: the condition must be i1, got {self.condition.type}",
+                              self)
+        code = self.attributes["error_code"]
+        if code.type != I64 or code.data < 1:
+            raise VerifyError(f"{self.name}: error_code must be a positive i64 (0 means "
+                              f"success), got {code}", self)
+        if self.kind not in ASSERT_KINDS:
+            raise VerifyError(f"{self.name}: kind must be one of {', '.join(ASSERT_KINDS)}, got "
+                              f"'{self.kind}'", self)
+
+
+@interpreter_rule("loops.assert")
+def _assert(interp, op, args):
+    if not bool(args[0]):
+        error = RuntimeIndexError if op.kind == "index" else RuntimeCheckError
+        raise error(op.message, op, op.error_code)
+    return []

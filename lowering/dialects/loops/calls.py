@@ -1,0 +1,104 @@
+"""``loops.call``: a call to an external symbol such as a BLAS routine.
+
+``"loops.call"(%n, %x, %one, %y, %one) {callee = @cblas_sdot} : (index, !loops.buffer<?xf32>,
+index, !loops.buffer<?xf32>, index) -> f32``
+
+Arguments are buffers and scalars, results are scalars; how each is passed is the convention in
+``externals``. A callee registered there is checked against its signature; any other symbol is
+left for the backend to resolve (and the interpreter cannot run it).
+
+>>> from lowering.ir.core import Block
+>>> from lowering.ir.types import F32, INDEX
+>>> from .types import BufferType
+>>> b = Block([INDEX, BufferType((None,), F32)])
+>>> n, x = b.args
+>>> call = CallOp.build("cblas_sdot", [n, x, n, x, n], [F32])
+>>> str(call.attributes["callee"]), str(call.results[0].type)
+('@cblas_sdot', 'f32')
+"""
+from __future__ import annotations
+
+from lowering.ir.attributes import StringAttr, SymbolRefAttr
+from lowering.ir.core import Operation, VerifyError, attr, register_op, var_operand, var_result
+from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.types import FunctionType, ScalarType
+
+from .externals import EXTERNAL_FUNCTIONS, param_accepts
+from .runtime import as_buffer
+from .syntax import well_formed
+from .types import BufferType
+
+
+@register_op
+class CallOp(Operation):
+    """Calls external symbol ``callee`` with buffer and scalar arguments."""
+
+    name = "loops.call"
+    args = var_operand()
+    outs = var_result()
+    callee = attr((SymbolRefAttr, StringAttr))
+
+    @classmethod
+    def build(cls, callee: str, args, result_types=(), location=None) -> "CallOp":
+        return cls.create(operands=list(args), result_types=list(result_types),
+                          attributes={"callee": SymbolRefAttr(callee)}, location=location)
+
+    def print_pretty(self, printer):
+        """``loops.call @cblas_sdot(%n, %x, ...) : (index, !loops.buffer<?xf32>, ...) -> f32``."""
+        if not well_formed(self, ("callee",)) or not isinstance(self.attributes["callee"],
+                                                                 SymbolRefAttr):
+            return False
+        printer.write(" ")
+        printer.print_symbol(self.callee)
+        printer.write("(")
+        printer.print_operands(self.args)
+        printer.write(") : ")
+        printer.print_type(FunctionType(tuple(v.type for v in self.args),
+                                        tuple(r.type for r in self.outs)))
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        callee = parser.parse_symbol()
+        refs = parser.parse_comma_list(parser.parse_operand)
+        parser.expect(":", "before the call's type")
+        at = parser.position()
+        ftype = parser.parse_type()
+        if not isinstance(ftype, FunctionType):
+            parser.error(f"expected the call's function type (args) -> results, got {ftype}", at)
+        args = parser.resolve_operands(refs, list(ftype.inputs), at)
+        return cls.build(callee, args, ftype.results, location=parser.op_location)
+
+    def verify_(self):
+        for index, v in enumerate(self.args):
+            if not isinstance(v.type, (BufferType, ScalarType)):
+                raise VerifyError(f"{self.name}: argument #{index} must be a buffer or a scalar, "
+                                  f"got {v.type}", self)
+        for r in self.outs:
+            if not isinstance(r.type, ScalarType):
+                raise VerifyError(f"{self.name}: results must be scalars, got {r.type}", self)
+        if len(self.outs) > 1:
+            raise VerifyError(f"{self.name}: an external function returns at most one value, "
+                              f"got {len(self.outs)} results", self)
+        known = EXTERNAL_FUNCTIONS.get(self.callee)
+        if known is None:
+            return
+        results = [r.type for r in self.outs]
+        if len(self.args) != len(known.params) or results != list(known.results):
+            raise VerifyError(f"{self.name}: {self.callee} takes {len(known.params)} argument(s) "
+                              f"and returns ({', '.join(map(str, known.results))}): "
+                              f"{known.signature()}", self)
+        for index, (v, param) in enumerate(zip(self.args, known.params)):
+            if not param_accepts(param, v.type):
+                raise VerifyError(f"{self.name}: argument #{index} of {self.callee} must be "
+                                  f"{param}, got {v.type}", self)
+
+
+@interpreter_rule("loops.call")
+def _call(interp, op, args):
+    known = EXTERNAL_FUNCTIONS.get(op.callee)
+    if known is None:
+        raise InterpreterError(f"{op.name} at {op.location.short()}: external symbol "
+                               f"'{op.callee}' has no reference implementation", op)
+    values = [as_buffer(a, v.type, f"argument #{i}") if isinstance(v.type, BufferType) else a
+              for i, (a, v) in enumerate(zip(args, op.args))]
+    return list(known.implementation(*values))

@@ -1,0 +1,404 @@
+"""Memory ops: allocate and free buffers, read sizes, load, store, copy and fill.
+
+>>> from lowering.ir.types import F32, INDEX
+>>> from lowering.ir.core import Block
+>>> block = Block([INDEX])
+>>> buf = AllocOp.build([block.args[0], 4], F32)
+>>> str(buf.result.type)
+'!loops.buffer<?x4xf32>'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lowering.ir.attributes import IntAttr
+from lowering.ir.core import (PURE, Operation, VerifyError, attr, operand, register_op, result,
+                              var_operand)
+from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.types import I64, INDEX, ScalarType
+
+from .checks import DYNAMIC, buffer_type, check_count, check_indices, check_result_type, split_mixed
+from .runtime import as_buffer, as_index, index_error, live_allocations, poison
+from .syntax import all_index, parse_index_list, well_formed
+from .types import BufferType
+
+
+@register_op
+class AllocOp(Operation):
+    """A fresh contiguous buffer; one ``index`` operand per ``?`` dimension, in order.
+
+    ``%b = "loops.alloc"(%n) : (index) -> !loops.buffer<?x4xf32>``
+    """
+
+    name = "loops.alloc"
+    sizes = var_operand()
+    result = result()
+
+    @classmethod
+    def build(cls, shape, element: ScalarType, memory_space: str = "host",
+              location=None) -> "AllocOp":
+        """``shape`` entries are ints (static sizes) or index Values (run-time sizes)."""
+        static, dynamic = split_mixed(shape)
+        t = BufferType(tuple(None if d == DYNAMIC else d for d in static), element,
+                       memory_space=memory_space)
+        return cls.create(operands=dynamic, result_types=[t], location=location)
+
+    def print_pretty(self, printer):
+        """``loops.alloc(%n) : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, (), self.results) or not all_index(self.sizes):
+            return False
+        printer.write("(")
+        printer.print_operands(self.sizes)
+        printer.write(") : ")
+        printer.print_type(self.result.type)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        sizes = parse_index_list(parser)
+        parser.expect(":", "before the buffer type")
+        return cls.create(operands=sizes, result_types=[parser.parse_type()],
+                          location=parser.op_location)
+
+    def verify_(self):
+        t = self.result.type
+        if not isinstance(t, BufferType):
+            raise VerifyError(f"{self.name}: result must be a buffer, got {t}", self)
+        if not t.is_contiguous or t.offset != 0:
+            raise VerifyError(f"{self.name}: a fresh buffer is contiguous with offset 0, got {t}",
+                              self)
+        check_count(self, len(self.sizes), len(t.dynamic_dims), "size operand(s), one per '?'")
+        check_indices(self, self.sizes, "size")
+
+
+@interpreter_rule("loops.alloc")
+def _alloc(interp, op, args):
+    sizes = iter(as_index(a) for a in args)
+    shape = tuple(next(sizes) if d is None else d for d in op.result.type.shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"negative size in {shape}")
+    array = np.empty(shape, dtype=op.result.type.dtype)
+    poison(array)
+    live_allocations(interp)[id(array)] = array
+    return [array]
+
+
+@register_op
+class DeallocOp(Operation):
+    """Frees a buffer made by ``loops.alloc`` (not a view of it, not a function argument)."""
+
+    name = "loops.dealloc"
+    buffer = operand()
+
+    @classmethod
+    def build(cls, buffer, location=None) -> "DeallocOp":
+        return cls.create(operands=[buffer], location=location)
+
+    def print_pretty(self, printer):
+        """``loops.dealloc %b : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, (), self.operands):
+            return False
+        printer.write(" ")
+        printer.print_operand(self.buffer)
+        printer.write(" : ")
+        printer.print_type(self.buffer.type)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        ref = parser.parse_operand()
+        parser.expect(":", "before the buffer type")
+        return cls.create(operands=[parser.resolve_operand(ref, parser.parse_type())],
+                          location=parser.op_location)
+
+    def verify_(self):
+        buffer_type(self, self.buffer, "operand")
+
+
+@interpreter_rule("loops.dealloc")
+def _dealloc(interp, op, args):
+    array = args[0]
+    live = live_allocations(interp)
+    if live.pop(id(array), None) is not array:
+        raise ValueError("the buffer is not a live allocation of loops.alloc "
+                         "(freed twice, a view, or memory the caller owns)")
+    poison(array)
+    return []
+
+
+@register_op
+class DimOp(Operation):
+    """The size of dimension ``axis`` of a buffer, as an ``index``."""
+
+    name = "loops.dim"
+    traits = frozenset({PURE})
+    buffer = operand()
+    axis = attr(IntAttr)
+    result = result()
+
+    @classmethod
+    def build(cls, buffer, axis: int, location=None) -> "DimOp":
+        return cls.create(operands=[buffer], result_types=[INDEX],
+                          attributes={"axis": IntAttr(axis)}, location=location)
+
+    def print_pretty(self, printer):
+        """``loops.dim %b, 0 : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, ("axis",), self.operands) or self.result.type != INDEX \
+                or self.attributes["axis"].type != I64:
+            return False
+        printer.write(" ")
+        printer.print_operand(self.buffer)
+        printer.write(f", {self.axis} : ")
+        printer.print_type(self.buffer.type)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        ref = parser.parse_operand()
+        parser.expect(",", "before the axis")
+        axis = parser.parse_integer()
+        parser.expect(":", "before the buffer type")
+        buffer = parser.resolve_operand(ref, parser.parse_type())
+        return cls.build(buffer, axis, location=parser.op_location)
+
+    def verify_(self):
+        t = buffer_type(self, self.buffer, "operand")
+        if not 0 <= self.axis < t.rank:
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {t.rank}",
+                              self)
+        check_result_type(self, self.result.type, INDEX)
+
+
+@interpreter_rule("loops.dim")
+def _dim(interp, op, args):
+    array = as_buffer(args[0], op.buffer.type, "operand")
+    return [np.int64(array.shape[op.axis])]
+
+
+def _check_access(op, t: BufferType, indices) -> None:
+    check_count(op, len(indices), t.rank, f"index operand(s) for a rank-{t.rank} buffer")
+    check_indices(op, indices, "index")
+
+
+def _position(op, array: np.ndarray, args) -> tuple[int, ...]:
+    # NumPy would wrap a negative index around; the loops dialect has no such thing.
+    position = tuple(as_index(a) for a in args)
+    if any(not 0 <= i < d for i, d in zip(position, array.shape)):
+        raise index_error(op, f"index {position} is out of bounds for a buffer of shape "
+                              f"{array.shape}")
+    return position
+
+
+def _print_access(printer, buffer, indices) -> None:
+    """`` %b[%i, %j] : buffer-type``."""
+    printer.write(" ")
+    printer.print_operand(buffer)
+    printer.write("[")
+    printer.print_operands(indices)
+    printer.write("] : ")
+    printer.print_type(buffer.type)
+
+
+def _parse_access(parser):
+    """Read ``%b[%i, %j] : buffer-type``: the buffer and index values."""
+    buffer_ref = parser.parse_operand()
+    index_refs = parser.parse_comma_list(parser.parse_operand, "[", "]")
+    parser.expect(":", "before the buffer type")
+    buffer = parser.resolve_operand(buffer_ref, parser.parse_type())
+    return buffer, parser.resolve_operands(index_refs, [INDEX] * len(index_refs))
+
+
+@register_op
+class LoadOp(Operation):
+    """Reads one element: ``%x = "loops.load"(%b, %i, %j) : (buffer, index, index) -> f32``."""
+
+    name = "loops.load"
+    buffer = operand()
+    indices = var_operand()
+    result = result()
+
+    @classmethod
+    def build(cls, buffer, indices=(), location=None) -> "LoadOp":
+        if not isinstance(buffer.type, BufferType):
+            raise TypeError(f"loops.load: expected a buffer, got {buffer.type}")
+        return cls.create(operands=[buffer, *indices], result_types=[buffer.type.element],
+                          location=location)
+
+    def print_pretty(self, printer):
+        """``loops.load %b[%i, %j] : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, (), self.operands[:1]) or not all_index(self.indices) \
+                or self.result.type != self.buffer.type.element:
+            return False
+        _print_access(printer, self.buffer, self.indices)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        buffer, indices = _parse_access(parser)
+        if not isinstance(buffer.type, BufferType):
+            parser.error(f"loops.load reads a buffer, not {buffer.type}")
+        return cls.build(buffer, indices, location=parser.op_location)
+
+    def verify_(self):
+        t = buffer_type(self, self.buffer, "operand #0")
+        _check_access(self, t, self.indices)
+        check_result_type(self, self.result.type, t.element)
+
+
+@interpreter_rule("loops.load")
+def _load(interp, op, args):
+    array = as_buffer(args[0], op.buffer.type, "buffer")
+    return [array[_position(op, array, args[1:])]]
+
+
+@register_op
+class StoreOp(Operation):
+    """Writes one element: ``"loops.store"(%x, %b, %i) : (f32, buffer, index) -> ()``."""
+
+    name = "loops.store"
+    value = operand()
+    buffer = operand()
+    indices = var_operand()
+
+    @classmethod
+    def build(cls, value, buffer, indices=(), location=None) -> "StoreOp":
+        return cls.create(operands=[value, buffer, *indices], location=location)
+
+    def print_pretty(self, printer):
+        """``loops.store %x, %b[%i, %j] : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, (), self.operands[1:2]) or not all_index(self.indices) \
+                or self.value.type != self.buffer.type.element:
+            return False
+        printer.write(" ")
+        printer.print_operand(self.value)
+        printer.write(",")
+        _print_access(printer, self.buffer, self.indices)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        value_ref = parser.parse_operand()
+        parser.expect(",", "after the stored value")
+        buffer, indices = _parse_access(parser)
+        if not isinstance(buffer.type, BufferType):
+            parser.error(f"loops.store writes a buffer, not {buffer.type}")
+        value = parser.resolve_operand(value_ref, buffer.type.element)
+        return cls.build(value, buffer, indices, location=parser.op_location)
+
+    def verify_(self):
+        t = buffer_type(self, self.buffer, "operand #1")
+        if self.value.type != t.element:
+            raise VerifyError(f"{self.name}: stored value has type {self.value.type}, the buffer "
+                              f"holds {t.element}", self)
+        _check_access(self, t, self.indices)
+
+
+@interpreter_rule("loops.store")
+def _store(interp, op, args):
+    array = as_buffer(args[1], op.buffer.type, "buffer")
+    array[_position(op, array, args[2:])] = args[0]
+    return []
+
+
+@register_op
+class CopyOp(Operation):
+    """Copies every element of ``source`` into ``target`` (same shape, element type and memory
+    space; any strides). The two must not overlap unless they are the same view."""
+
+    name = "loops.copy"
+    source = operand()
+    target = operand()
+
+    @classmethod
+    def build(cls, source, target, location=None) -> "CopyOp":
+        return cls.create(operands=[source, target], location=location)
+
+    def print_pretty(self, printer):
+        """``loops.copy %src, %dst : source-type, target-type``."""
+        if not well_formed(self):
+            return False
+        printer.write(" ")
+        printer.print_operands(self.operands)
+        printer.write(" : ")
+        printer.print_types(v.type for v in self.operands)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        refs = [parser.parse_operand()]
+        parser.expect(",", "between the source and the target")
+        refs.append(parser.parse_operand())
+        parser.expect(":", "before the types")
+        types = [parser.parse_type()]
+        parser.expect(",", "between the source and target types")
+        types.append(parser.parse_type())
+        return cls.create(operands=parser.resolve_operands(refs, types),
+                          location=parser.op_location)
+
+    def verify_(self):
+        src = buffer_type(self, self.source, "source")
+        dst = buffer_type(self, self.target, "target")
+        if src.element != dst.element:
+            raise VerifyError(f"{self.name}: element types differ: {src.element} and {dst.element}",
+                              self)
+        if src.memory_space != dst.memory_space:
+            raise VerifyError(f"{self.name}: memory spaces differ: {src.memory_space} and "
+                              f"{dst.memory_space} (transfers are gpu-dialect ops)", self)
+        if src.rank != dst.rank:
+            raise VerifyError(f"{self.name}: ranks differ: {src.rank} and {dst.rank}", self)
+        for axis, (a, b) in enumerate(zip(src.shape, dst.shape)):
+            if a is not None and b is not None and a != b:
+                raise VerifyError(f"{self.name}: sizes differ in dimension {axis}: {a} and {b}",
+                                  self)
+
+
+@interpreter_rule("loops.copy")
+def _copy(interp, op, args):
+    src = as_buffer(args[0], op.source.type, "source")
+    dst = as_buffer(args[1], op.target.type, "target")
+    if src.shape != dst.shape:
+        raise ValueError(f"source shape {src.shape} differs from target shape {dst.shape}")
+    np.copyto(dst, src)
+    return []
+
+
+@register_op
+class FillOp(Operation):
+    """Sets every element of a buffer to one scalar value."""
+
+    name = "loops.fill"
+    value = operand()
+    buffer = operand()
+
+    @classmethod
+    def build(cls, value, buffer, location=None) -> "FillOp":
+        return cls.create(operands=[value, buffer], location=location)
+
+    def print_pretty(self, printer):
+        """``loops.fill %x, %b : !loops.buffer<?x4xf32>``."""
+        if not well_formed(self, (), self.operands[1:]) \
+                or self.value.type != self.buffer.type.element:
+            return False
+        printer.write(" ")
+        printer.print_operands(self.operands)
+        printer.write(" : ")
+        printer.print_type(self.buffer.type)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        value_ref = parser.parse_operand()
+        parser.expect(",", "after the fill value")
+        buffer_ref = parser.parse_operand()
+        parser.expect(":", "before the buffer type")
+        at = parser.position()
+        t = parser.parse_type()
+        if not isinstance(t, BufferType):
+            parser.error(f"loops.fill writes a buffer, not {t}", at)
+        value = parser.resolve_operand(value_ref, t.element)
+        return cls.build(value, parser.resolve_operand(buffer_ref, t), location=parser.op_location)
+
+    def verify_(self):
+        t = buffer_type(self, self.buffer, "operand #1")
+        if self.value.type != t.element:
+            raise VerifyError(f"{self.name}: fill value has type {self.value.type}, the buffer "
+                              f"holds {t.element}", self)
+
+
+@interpreter_rule("loops.fill")
+def _fill(interp, op, args):
+    as_buffer(args[1], op.buffer.type, "buffer")[...] = args[0]
+    return []
