@@ -1,0 +1,161 @@
+"""Reverse-mode differentiation of a detached graph: ``T.grad``.
+
+Each tensor op class knows its own gradient (``op.grad(output_grads)`` returns one gradient per
+operand, of exactly that operand's type, or None); this driver walks the ops between the ``wrt``
+variables and the cost in reverse order, calls those rules, and adds up the contributions that
+reach each value. New ops take the location of the op they differentiate, so errors and profiles
+point at the user's line that built the forward computation.
+
+>>> from lowering.frontend.constructors import vector
+>>> x = vector("x")
+>>> g = grad((x ** 2).sum(), x)
+>>> str(g.type)
+'TensorType(float64, vector)'
+"""
+from __future__ import annotations
+
+import warnings
+
+from lowering.dialects.tensor import ConstantOp
+from lowering.dialects.tensor.elementwise import AddOp
+from lowering.dialects.tensor.shape_ops import match_type
+from lowering.ir.core import Operation, Value
+from lowering.ir.location import default_location
+
+from .constructors import as_tensor_variable, constant
+from .errors import DisconnectedInputError, GraphBuildError, GraphTypeError
+from .graph import depends_on, toposort
+from .shapes import zeros_like
+from .variable import TensorVariable, wrap
+
+
+def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
+         add_names: bool = True, known_grads=None, return_disconnected: str = "zero"):
+    """The gradient of the scalar ``cost`` with respect to ``wrt`` (a variable or a list).
+
+    - ``consider_constant``: variables whose dependence on ``wrt`` is ignored (gradients stop).
+    - ``disconnected_inputs``: ``'raise'`` (default), ``'warn'`` or ``'ignore'`` when the cost does
+      not depend on a ``wrt`` variable; its gradient is then zeros (``return_disconnected='zero'``)
+      or None (``'None'``).
+    - ``known_grads``: a dict from variables to their gradients, which flow back from there; with
+      it, ``cost`` may be None.
+    - ``add_names``: name the gradients ``(dcost/dwrt)`` when both are named.
+
+    Each result has its ``wrt`` variable's type.
+
+    >>> from lowering.frontend.constructors import scalar
+    >>> a, b = scalar("a"), scalar("b")
+    >>> cost = a * b + a
+    >>> cost.name = "cost"
+    >>> ga, gb = grad(cost, [a, b])
+    >>> ga.name, str(gb.type)
+    ('(dcost/da)', 'TensorType(float64, scalar)')
+    """
+    if disconnected_inputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"disconnected_inputs must be 'raise', 'warn' or 'ignore', "
+                         f"got {disconnected_inputs!r}")
+    if return_disconnected not in ("zero", "None", "none"):
+        raise ValueError(f"return_disconnected must be 'zero' or 'None', got {return_disconnected!r}")
+    single = not isinstance(wrt, (list, tuple))
+    wrt_list = [wrt] if single else list(wrt)
+    for w in wrt_list:
+        if not isinstance(w, TensorVariable):
+            raise TypeError(f"grad: wrt must be symbolic variables, got {type(w).__name__} ({w!r})")
+
+    seeds = _seeds(cost, known_grads)
+    stop = {as_tensor_variable(v).value for v in (consider_constant or ())}
+    sources = [w.value for w in wrt_list]
+    relevant = depends_on(list(seeds), sources, stop)
+    grads = _backpropagate(seeds, relevant, stop)
+
+    results = []
+    for w in wrt_list:
+        g = grads.get(w.value)
+        if w.value not in relevant:
+            _disconnected(w, disconnected_inputs)
+            g = None if return_disconnected.lower() == "none" else zeros_like(w)
+        elif g is None:  # connected only through ops with no gradient (integers, shapes)
+            g = zeros_like(w)
+        else:
+            g = wrap(match_type(g, w.value) if g.type != w.value.type else g)
+        cost_name = getattr(cost, "name", None)
+        if g is not None and add_names and w.name is not None and cost_name is not None \
+                and g.name is None:
+            g.name = f"(d{cost_name}/d{w.name})"
+        results.append(g)
+    return results[0] if single else results
+
+
+def _seeds(cost, known_grads) -> dict[Value, list[Value]]:
+    """The gradients to start from: 1 for the cost, and the known ones."""
+    seeds: dict[Value, list[Value]] = {}
+    if cost is None and not known_grads:
+        raise ValueError("grad needs a cost, or known_grads")
+    if cost is not None:
+        cost = as_tensor_variable(cost)
+        if cost.ndim != 0:
+            raise GraphTypeError(f"grad: the cost must be a scalar (rank 0), got {cost} of type "
+                                 f"{cost.type}; sum or average it first")
+        if not cost.dtype.startswith("float"):
+            raise GraphTypeError(f"grad: the cost must be a float scalar, got {cost} of dtype "
+                                 f"{cost.dtype}")
+        seeds[cost.value] = [constant(1, dtype=cost.dtype).value]
+    for var, g in (known_grads or {}).items():
+        var, g = as_tensor_variable(var), as_tensor_variable(g)
+        if g.ndim != var.ndim:
+            raise GraphTypeError(f"grad: the known gradient {g} of {var} has rank {g.ndim}, "
+                                 f"not {var.ndim}")
+        seeds.setdefault(var.value, []).append(match_type(g.value, var.value))
+    return seeds
+
+
+def _total(contributions: list[Value]) -> Value:
+    total = contributions[0]
+    for g in contributions[1:]:
+        total = AddOp.build(total, g).result
+    return total
+
+
+def _backpropagate(seeds: dict[Value, list[Value]], relevant: set[Value],
+                   stop: set[Value]) -> dict[Value, Value]:
+    """The summed gradient of every relevant value reached from the seeds."""
+    pending: dict[Value, list[Value]] = {v: list(gs) for v, gs in seeds.items()}
+    totals: dict[Value, Value] = {}
+    for op in reversed(toposort(list(seeds), stop)):
+        if not any(r in relevant for r in op.results) or isinstance(op, ConstantOp):
+            continue
+        output_grads = []
+        for r in op.results:
+            contributions = pending.pop(r, None)
+            output_grads.append(_total(contributions) if contributions else None)
+            if contributions:
+                totals[r] = output_grads[-1]
+        if all(g is None for g in output_grads):
+            continue
+        for operand, g in zip(op.operands, _operand_grads(op, output_grads)):
+            if g is not None and operand in relevant and operand not in stop:
+                pending.setdefault(operand, []).append(g)
+    for value, contributions in pending.items():  # inputs (block arguments) and stop values
+        totals[value] = _total(contributions)
+    return totals
+
+
+def _operand_grads(op: Operation, output_grads: list[Value | None]) -> list[Value | None]:
+    rule = getattr(op, "grad", None)
+    if rule is None:
+        if any(r.type.element.is_float for r in op.results) and any(
+                v.type.element.is_float for v in op.operands):
+            raise GraphBuildError(f"{op.name} has no gradient rule (built at "
+                                  f"{op.location.short()})", op.location, op)
+        return [None] * len(op.operands)
+    with default_location(op.location):
+        return rule(output_grads)
+
+
+def _disconnected(w: TensorVariable, policy: str) -> None:
+    message = (f"grad: the cost does not depend on {w} (of type {w.type}); pass "
+               f"disconnected_inputs='ignore' (or 'warn') to get a zero gradient")
+    if policy == "raise":
+        raise DisconnectedInputError(message)
+    if policy == "warn":
+        warnings.warn(message, stacklevel=3)

@@ -1,0 +1,116 @@
+"""Shared variables: symbolic variables that also hold a value, kept between function calls.
+
+``shared(value)`` makes a leaf of the graph (like an input) whose array lives in a
+``SharedContainer``. Functions read it implicitly and may update it (``updates=``). Its type follows
+the value: an ndarray keeps its dtype and rank (every dimension not broadcastable, so later values
+may have other sizes), a Python ``int`` is an int64 scalar, a Python ``float`` a float64 scalar and
+a NumPy scalar keeps its dtype.
+
+>>> import numpy as np
+>>> state = shared(0)
+>>> state
+<TensorType(int64, scalar)>
+>>> state.set_value(1); state.get_value()
+array(1)
+>>> w = shared(np.zeros(3, dtype="float32"), name="w")
+>>> w, str(w.type)
+(w, 'TensorType(float32, vector)')
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from lowering.compile.graph_to_module import check_update_type
+from lowering.compile.shared_storage import SharedContainer, bind_shared
+from lowering.ir.core import Block
+from lowering.ir.types import TensorType as IRTensorType
+from lowering.ir.types import scalar_type_of
+
+from .variable import TensorVariable
+
+
+class SharedVariable(TensorVariable):
+    """A variable with a value (``get_value``/``set_value``), read by every function using it.
+
+    ``container`` holds the value; ``default_update`` (a variable of the same type, or None) is
+    the update a function applies when it reads this variable and has no update for it.
+    """
+
+    def __init__(self, container: SharedContainer, name: str | None = None):
+        leaf = Block().add_arg(container.type, name)
+        super().__init__(leaf, name)
+        bind_shared(leaf, container)
+        self.container = container
+
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
+        """The current value: a copy, or with ``borrow=True`` the stored array itself (changing
+        it in place changes the variable)."""
+        return self.container.get(borrow)
+
+    def set_value(self, value, borrow: bool = False) -> None:
+        """Store a new value, cast as Theano casts (a Python int into an int64 variable, a
+        float64 array into a float32 variable only with ``allow_downcast``); without ``borrow``
+        the array is copied, so changing it later does not change the variable."""
+        self.container.set(value, borrow)
+
+    @property
+    def default_update(self):
+        return getattr(self, "_default_update", None)
+
+    @default_update.setter
+    def default_update(self, update):
+        if update is None:
+            self._default_update = self.container.default_update = None
+            return
+        if not isinstance(update, TensorVariable):
+            raise TypeError(f"default_update of {self} must be a symbolic variable, got "
+                            f"{type(update).__name__}")
+        check_update_type(self.value, update.value, str(self))
+        self._default_update = update
+        self.container.default_update = update.value
+
+
+def shared(value, name: str | None = None, strict: bool = False,
+           allow_downcast: bool | None = None, borrow: bool = False, target=None,
+           broadcastable=None) -> SharedVariable:
+    """A shared variable holding ``value`` (an ndarray or a number), as ``theano.shared``.
+
+    ``borrow=True`` keeps the caller's array (no copy); ``strict``/``allow_downcast`` say how
+    ``set_value`` casts; ``broadcastable`` marks dimensions of size 1 that broadcast; ``target``
+    names the device (only the CPU, ``None`` or ``'cpu'``, exists without the GPU backend).
+
+    >>> shared(2.5).type, shared(np.float32(1)).type, shared(True).dtype
+    (TensorType(float64, scalar), TensorType(float32, scalar), 'bool')
+    """
+    if isinstance(value, TensorVariable):
+        raise TypeError(f"shared() needs a value (an array or a number), not the symbolic "
+                        f"variable {value}")
+    if target not in (None, "cpu"):
+        raise ValueError(f"shared(target={target!r}): placing shared variables on a GPU context "
+                         f"needs the GPU backend and a context defined by the 'contexts' flag "
+                         f"(e.g. contexts=dev0->cuda0); only target='cpu' is available")
+    array = _as_array(value, borrow)
+    pattern = (False,) * array.ndim if broadcastable is None else tuple(map(bool, broadcastable))
+    if len(pattern) != array.ndim:
+        raise ValueError(f"shared(): broadcastable {tuple(broadcastable)} has {len(pattern)} "
+                         f"entries for a value of rank {array.ndim}")
+    ir_type = IRTensorType(tuple(1 if b else None for b in pattern), scalar_type_of(array.dtype))
+    container = SharedContainer(array, ir_type, name, strict=strict, allow_downcast=allow_downcast)
+    return SharedVariable(container, name)
+
+
+def _as_array(value, borrow: bool) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        array = value if borrow else value.copy()
+    elif isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, complex):
+        array = np.array(value)  # int -> int64, float -> float64, NumPy scalars keep their dtype
+    else:
+        raise TypeError(f"shared() needs a NumPy array or a number, got {type(value).__name__}; "
+                        f"convert it with numpy.asarray first")
+    try:
+        scalar_type_of(array.dtype)
+    except TypeError:
+        raise TypeError(f"shared(): unsupported dtype {array.dtype}") from None
+    return array
