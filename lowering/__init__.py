@@ -1,0 +1,27 @@
+"""lowering: Theano-style array expression graphs compiled through MLIR-style dialects.
+
+Programs written for Theano run with their imports changed::
+
+    import lowering as theano
+    import lowering.tensor as T
+
+    x = T.vector("x")
+    f = theano.function([x], T.exp(x))
+
+>>> import numpy as np
+>>> import lowering.tensor as T
+>>> x = T.dvector("x")
+>>> function([x], x * 2)(np.array([1.0, 2.0]))
+array([2., 4.])
+"""
+from . import dialects  # noqa: F401  (registers every op and interpreter rule)
+from .config import change_flags, config  # noqa: F401
+from .compile import Function, In, Mode, Out, function  # noqa: F401
+from .frontend.shared import SharedVariable, shared  # noqa: F401
+from . import tensor  # noqa: F401
+from .tensor import grad  # noqa: F401
+from . import printing, sandbox  # noqa: F401
+from .printing import debugprint, pp  # noqa: F401
+
+__all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",
+           "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint"]

@@ -1,0 +1,171 @@
+"""A Theano-style view of a compiled function's IR: ``f.maker.fgraph.toposort()``.
+
+Theano code inspects compiled functions through ``FunctionGraph`` objects: ``toposort()`` lists
+``Apply`` nodes with ``.op``, ``.inputs`` and ``.outputs``, and variables print as Theano prints
+them. Here the IR of the function is the truth and these are thin views of it:
+
+- every op of the function except constants is a node (constants are leaf variables, as in Theano);
+- a node's ``op`` is what the **presentation** makes of the IR op; the front end installs one
+  giving Theano's op classes (``Elemwise{exp,no_inplace}``), so ``isinstance(node.op, T.Elemwise)``
+  works; without it, nodes show the IR op names;
+- variables print through the same presentation (``x``, ``<TensorType(float32, vector)>``).
+
+>>> import numpy as np
+>>> from lowering.compile.graph_to_module import build_module
+>>> from lowering.ir.core import Block
+>>> from lowering.ir.types import F64, TensorType
+>>> x = Block([TensorType((None,), F64)]).args[0]; x.name_hint = "x"
+>>> fg = FunctionGraph(build_module([x], [x]).func)
+>>> fg.inputs, fg.outputs, fg.toposort()
+([x], [x], [])
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from lowering.ir.core import Operation, OpResult, Value
+
+
+class IROpView:
+    """The default view of an IR op: prints as its name (``tensor.exp``)."""
+
+    def __init__(self, op: Operation):
+        self.ir_op = op
+
+    def __str__(self):
+        return self.ir_op.name
+
+    __repr__ = __str__
+
+
+def _default_leaf_text(value: Value) -> str:
+    if value.name_hint:
+        return value.name_hint
+    if isinstance(value, OpResult) and value.op.name == "tensor.constant":
+        return f"constant{{{value.op.attributes['value']}}}"
+    return f"<{value.type}>"
+
+
+class Presentation:
+    """How graph views print: ``op_view(ir_op)`` gives a node's op object; ``leaf_text(value)``
+    the text of an input or constant; ``result_name(value)`` a result's own name, or None."""
+
+    def __init__(self):
+        self.op_view: Callable[[Operation], object] = IROpView
+        self.leaf_text: Callable[[Value], str] = _default_leaf_text
+        self.result_name: Callable[[Value], "str | None"] = lambda value: value.name_hint
+
+
+PRESENTATION = Presentation()
+
+
+def install_presentation(op_view=None, leaf_text=None, result_name=None) -> None:
+    """Replace parts of the presentation (the front end calls this once, on import)."""
+    if op_view is not None:
+        PRESENTATION.op_view = op_view
+    if leaf_text is not None:
+        PRESENTATION.leaf_text = leaf_text
+    if result_name is not None:
+        PRESENTATION.result_name = result_name
+
+
+def is_leaf(value: Value) -> bool:
+    """Inputs and constants are leaves; every other op result belongs to a node."""
+    return not isinstance(value, OpResult) or value.op.name == "tensor.constant"
+
+
+class Apply:
+    """A node: ``op`` (the presented op), ``inputs`` and ``outputs`` (GraphVariables)."""
+
+    __slots__ = ("ir_op", "op", "inputs", "outputs")
+
+    def __init__(self, ir_op: Operation, view: "GraphView"):
+        self.ir_op = ir_op
+        self.op = PRESENTATION.op_view(ir_op)
+        self.outputs = [view.variable(r) for r in ir_op.results]
+        self.inputs = [view.variable(v) for v in ir_op.operands]
+
+    def __str__(self):
+        return f"{self.op}({', '.join(map(str, self.inputs))})"
+
+    __repr__ = __str__
+
+
+class GraphVariable:
+    """A variable of a graph view: an IR value with ``owner`` (its Apply, or None for leaves),
+    ``index`` (which output of the owner), ``name`` and ``type`` (the IR type)."""
+
+    __slots__ = ("value", "index", "view")
+
+    def __init__(self, value: Value, view: "GraphView"):
+        self.value = value
+        self.view = view
+        self.index = value.index if isinstance(value, OpResult) else 0
+
+    @property
+    def owner(self) -> "Apply | None":
+        # Made on demand, so that viewing a deep graph never recurses.
+        return None if is_leaf(self.value) else self.view.node(self.value.op)
+
+    @property
+    def type(self):
+        return self.value.type
+
+    @property
+    def name(self) -> str | None:
+        if self.owner is None:
+            return self.value.name_hint
+        return PRESENTATION.result_name(self.value)
+
+    def __str__(self):
+        if self.owner is None:
+            return PRESENTATION.leaf_text(self.value)
+        name = self.name
+        return name if name else f"{self.owner.op}.{self.index}"
+
+    __repr__ = __str__
+
+
+class GraphView:
+    """Views of IR values and ops, made once each so that identities are stable."""
+
+    def __init__(self):
+        self._variables: dict[Value, GraphVariable] = {}
+        self._nodes: dict[Operation, Apply] = {}
+
+    def variable(self, value: Value) -> GraphVariable:
+        var = self._variables.get(value)
+        if var is None:
+            var = self._variables[value] = GraphVariable(value, self)
+        return var
+
+    def node(self, op: Operation) -> Apply:
+        node = self._nodes.get(op)
+        if node is None:
+            node = self._nodes[op] = Apply(op, self)
+        return node
+
+
+class FunctionGraph:
+    """The view of one ``func.func``: ``inputs`` (its arguments), ``outputs`` (what it returns:
+    the outputs, then the updated shared values) and ``toposort()``."""
+
+    def __init__(self, func: Operation):
+        self.func = func
+        self.view = GraphView()
+        block = func.regions[0].blocks[0]
+        self.inputs = [self.view.variable(a) for a in block.args]
+        self.outputs = [self.view.variable(v) for v in block.last_op.operands]
+        self._order = [self.view.node(op) for op in block.ops
+                       if op is not block.last_op and op.name != "tensor.constant"]
+
+    def toposort(self) -> list[Apply]:
+        """The nodes in the order the function computes them."""
+        return list(self._order)
+
+    @property
+    def apply_nodes(self) -> set[Apply]:
+        return set(self._order)
+
+    def __str__(self):
+        return f"FunctionGraph({', '.join(map(str, self.outputs))})"

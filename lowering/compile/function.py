@@ -1,0 +1,443 @@
+"""``function()``: compile a graph into a callable ``Function``.
+
+Everything is decided when the function is built (the module, the optimizations, the executor,
+the argument checks, which results need copying), so that a call only checks its arguments,
+runs the executor, and commits the shared variables' new values.
+
+>>> import numpy as np
+>>> from lowering.ir.core import Block
+>>> from lowering.ir.types import F64, TensorType
+>>> x = Block([TensorType((None,), F64)]).args[0]; x.name_hint = "x"
+>>> f = function([x], x, mode="INTERP")
+>>> f([1, 2])
+array([1., 2.])
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from lowering.ir.core import Value
+
+from . import interpreter_executor  # noqa: F401  (registers the interpreter executor)
+from .fgraph import FunctionGraph
+from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
+                              check_update_type, value_label)
+from .io import In, Out, graph_value, variable_name
+from .pass_check import CheckingExecutor, SnapshotPasses
+from .pipeline import (Mode, choose_executor, get_mode, optimization_pipeline, optimize,
+                       stage_producer)
+from .shared_storage import SharedContainer, shared_container
+from .values import filter_value
+
+__all__ = ["function", "Function", "FunctionMaker", "MissingInputError", "UnusedInputError"]
+
+
+def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
+             no_default_updates=False, accept_inplace=False, name=None, rebuild_strict=True,
+             allow_input_downcast=None, profile=None, on_unused_input=None,
+             trust_input=False) -> "Function":
+    """Compile ``outputs`` as a function of ``inputs`` (Theano's ``theano.function``).
+
+    - ``inputs``: variables or ``In`` objects, in call order. ``outputs``: a variable or ``Out``
+      (the call returns one array), a list of them (it returns a list), or None (it returns []).
+    - ``updates``: pairs or a dict ``shared_variable: new_value_expression``; new values are
+      computed from the old ones and stored together after the call succeeded.
+    - ``givens``: pairs or a dict ``variable: replacement`` substituted while building (the
+      user's graph and shared values are not changed).
+    - ``no_default_updates``: ignore shared variables' ``default_update``.
+    - ``mode``: ``"FAST_RUN"``, ``"FAST_COMPILE"``, ``"INTERP"`` or a ``Mode``; None reads
+      ``config.mode``.
+    - ``allow_input_downcast``: cast inputs to their dtype even if precision is lost.
+    - ``on_unused_input``: ``"raise"``, ``"warn"`` or ``"ignore"`` for inputs nothing needs
+      (None reads ``config.on_unused_input``).
+    - ``trust_input``: skip the checks of call arguments (they must already be arrays of the
+      right dtype and rank).
+    - ``accept_inplace`` and ``rebuild_strict`` are accepted for Theano compatibility: graphs
+      hold no in-place ops before compilation, and givens must keep the replaced types.
+    - ``profile``: profiling is not available yet; a true value is an error.
+    """
+    if profile:
+        raise NotImplementedError("function(profile=...): profiling is not available yet")
+    from lowering.config import config
+    on_unused_input = on_unused_input or config.on_unused_input
+    if on_unused_input not in ("raise", "warn", "ignore"):
+        raise ValueError(f"on_unused_input must be 'raise', 'warn' or 'ignore', "
+                         f"got {on_unused_input!r}")
+    name = name or "function"
+    specs = _input_specs(inputs)
+    single, out_specs = _output_specs(outputs)
+    states = {pos: SharedContainer(spec.value, graph_value(spec.variable).type, spec.name)
+              for pos, spec in enumerate(specs) if spec.update is not None}
+    pairs = _update_pairs(updates) + _input_state_updates(specs, states)
+    replacements = _givens(givens)
+    input_values = [graph_value(s.variable) for s in specs]
+    built = build_module(input_values, [graph_value(o.variable) for o in out_specs], pairs,
+                         replacements, name, default_updates=not no_default_updates)
+    _check_unused(built, specs, on_unused_input)
+    mode = get_mode(mode)
+    executor = choose_executor(mode)
+    _check_output_targets(out_specs, executor[0])
+    return Function(built, specs, out_specs, single, mode, executor, name, states,
+                    allow_input_downcast=allow_input_downcast, trust_input=trust_input,
+                    floatx=config.floatX)
+
+
+# ---------------------------------------------------------------------------------------------
+# Normalizing the arguments of function()
+
+
+def _input_specs(inputs) -> list[In]:
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError(f"function() inputs must be a list of variables or In objects, got "
+                        f"{type(inputs).__name__}")
+    specs = [i if isinstance(i, In) else In(_symbolic(i, f"input #{pos}"))
+             for pos, i in enumerate(inputs)]
+    seen: dict[Value, int] = {}
+    for pos, spec in enumerate(specs):
+        value = graph_value(spec.variable, f"input #{pos}")
+        container = shared_container(value)
+        if container is not None:
+            raise TypeError(f"input #{pos} {value_label(value)} is a shared variable; shared "
+                            f"variables are read implicitly and cannot be explicit inputs (to "
+                            f"replace it in this function, use givens)")
+        if value in seen:
+            raise ValueError(f"input {value_label(value)} is given twice (positions "
+                             f"{seen[value]} and {pos})")
+        seen[value] = pos
+    names = [s.name for s in specs if s.name]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        warnings.warn(f"several inputs are named {', '.join(dup)}; pass them by position",
+                      stacklevel=3)
+    return specs
+
+
+def _output_specs(outputs) -> tuple[bool, list[Out]]:
+    if outputs is None:
+        return False, []
+    single = not isinstance(outputs, (list, tuple))
+    items = [outputs] if single else list(outputs)
+    return single, [o if isinstance(o, Out) else Out(_symbolic(o, f"output #{pos}"))
+                    for pos, o in enumerate(items)]
+
+
+def _symbolic(variable, what: str):
+    """``variable`` itself, after checking that it is symbolic (the error names ``what``)."""
+    graph_value(variable, what)
+    return variable
+
+
+def _as_pairs(mapping, what: str) -> list[tuple]:
+    if mapping is None:
+        return []
+    if isinstance(mapping, dict):
+        return list(mapping.items())
+    try:
+        pairs = [tuple(p) for p in mapping]
+    except TypeError:
+        raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs") from None
+    if any(len(p) != 2 for p in pairs):
+        raise TypeError(f"{what} must be a dict or a list of (variable, value) pairs")
+    return pairs
+
+
+def _constant_like(data, target: Value, what: str) -> Value:
+    """A ``tensor.constant`` of ``target``'s type holding ``data`` (numbers in updates/givens)."""
+    from lowering.dialects.tensor import ConstantOp
+    array = filter_value(data, target.type, what)
+    return ConstantOp.build(array, type=target.type).result
+
+
+def _update_pairs(updates) -> list[tuple[SharedContainer, Value]]:
+    pairs: list[tuple[SharedContainer, Value]] = []
+    targets: set[int] = set()
+    for key, new in _as_pairs(updates, "updates"):
+        target = graph_value(key, "an update target")
+        container = shared_container(target)
+        label = variable_name(key) or str(target.type)
+        if container is None:
+            raise TypeError(f"updates: {value_label(target)} is not a shared variable; only "
+                            f"shared variables can be updated")
+        if id(container) in targets:
+            raise ValueError(f"updates: shared variable '{label}' is updated twice")
+        targets.add(id(container))
+        new_value = (graph_value(new) if _is_symbolic(new)
+                     else _constant_like(new, target, f"the update of '{label}'"))
+        check_update_type(target, new_value, label)
+        pairs.append((container, new_value))
+    return pairs
+
+
+def _input_state_updates(specs: list[In], states: dict[int, SharedContainer]) -> list[tuple]:
+    """``In(x, value=v, update=expr)``: the default of ``x`` is state of the function, and each
+    call stores ``expr`` there (like an update of a shared variable private to the function)."""
+    pairs = []
+    for pos, state in states.items():
+        spec = specs[pos]
+        value = graph_value(spec.variable)
+        new_value = (graph_value(spec.update) if _is_symbolic(spec.update)
+                     else _constant_like(spec.update, value, f"the update of '{spec.name}'"))
+        check_update_type(value, new_value, spec.name or f"input #{pos}")
+        pairs.append((state, new_value))
+    return pairs
+
+
+def _givens(givens) -> dict[Value, Value]:
+    out: dict[Value, Value] = {}
+    for key, replacement in _as_pairs(givens, "givens"):
+        old = graph_value(key, "a givens key")
+        new = (graph_value(replacement) if _is_symbolic(replacement)
+               else _constant_like(replacement, old, f"the givens value for {value_label(old)}"))
+        want, got = old.type, new.type
+        if want.element != got.element or len(want.shape) != len(got.shape) or not all(
+                w is None or w == g for w, g in zip(want.shape, got.shape)):
+            raise TypeError(f"givens: {value_label(old)} cannot be replaced by a value of type "
+                            f"{got}; the replacement must have the type {want}")
+        if old in out:
+            raise ValueError(f"givens: {value_label(old)} is replaced twice")
+        out[old] = new
+    return out
+
+
+def _is_symbolic(obj) -> bool:
+    return isinstance(obj, Value) or isinstance(getattr(obj, "value", None), Value)
+
+
+def _check_unused(built: BuiltModule, specs: list[In], policy: str) -> None:
+    for pos in built.unused_inputs():
+        if policy == "ignore":
+            continue
+        label = value_label(graph_value(specs[pos].variable))
+        message = (f"input #{pos} {label} is not needed to compute the outputs or updates; "
+                   f"remove it, or pass on_unused_input='warn' or 'ignore' to function()")
+        if policy == "raise":
+            raise UnusedInputError(message)
+        warnings.warn(message, stacklevel=3)
+
+
+def _check_output_targets(out_specs: list[Out], executor: str) -> None:
+    """Outputs asked to stay on a GPU (``x.transfer(None)``) need the GPU executor: returning
+    host arrays instead would hide that the request was not met."""
+    for pos, spec in enumerate(out_specs):
+        target = getattr(spec.variable, "target", "cpu")
+        if target != "cpu" and executor != "gpu":
+            raise ValueError(f"output #{pos} ({spec.variable}) is asked to stay on the GPU "
+                             f"(target {target!r}), but this function runs on the {executor} "
+                             f"executor: GPU execution needs device=cuda and the GPU backend")
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled function
+
+
+class FunctionMaker:
+    """What a Function was made from (Theano's ``f.maker``): ``fgraph`` (the final IR as
+    Theano-style nodes), ``inputs`` (In), ``outputs`` (Out) and ``mode``."""
+
+    def __init__(self, func, inputs: list[In], outputs: list[Out], mode: Mode):
+        self._func = func
+        self._fgraph = None
+        self.inputs = inputs
+        self.outputs = outputs
+        self.mode = mode
+
+    @property
+    def fgraph(self) -> FunctionGraph:
+        if self._fgraph is None:
+            self._fgraph = FunctionGraph(self._func)
+        return self._fgraph
+
+
+class Function:
+    """A compiled function. Call it with the inputs' values (by position or by input name).
+
+    ``ir(stage)`` gives the IR text at a stage, ``ir_module(stage)`` a copy of the module;
+    ``maker.fgraph.toposort()`` lists the final ops; ``trust_input`` may be set at any time.
+    """
+
+    def __init__(self, built: BuiltModule, inputs: list[In], outputs: list[Out], single: bool,
+                 mode: Mode, executor: tuple, name: str,
+                 states: dict[int, SharedContainer] | None = None,
+                 allow_input_downcast=None, trust_input=False, floatx="float64"):
+        self.name = name
+        self.mode = mode
+        self.trust_input = trust_input
+        self._tensor_module = built.module.clone()
+        self.pipeline, self.missing_optimizations = optimization_pipeline(mode)
+        snapshots = SnapshotPasses() if mode.check_passes else None
+        optimize(built.module, self.pipeline, [snapshots] if snapshots else [])
+        self._module = built.module
+        func = built.module.regions[0].block.first_op
+        if snapshots is not None:
+            self.executor_name = "checking"
+            self._execute = CheckingExecutor([("tensor", self._tensor_module)]
+                                             + snapshots.snapshots)
+        else:
+            self.executor_name, factory = executor
+            self._execute = factory(built.module)
+        self.maker = FunctionMaker(func, inputs, outputs, mode)
+        self._stages: dict[str, object] = {}
+        self._prepare_calls(built, func, inputs, outputs, single, states or {},
+                            allow_input_downcast, floatx)
+
+    # -- preparing the call path ---------------------------------------------------------------
+
+    def _prepare_calls(self, built, func, inputs, outputs, single, states, allow_input_downcast,
+                       floatx):
+        self._num_inputs = len(inputs)
+        self._single = single
+        self._num_outputs = len(outputs)
+        self._shared = list(built.shared)
+        self._targets = list(built.update_targets)
+        self._input_names = {s.name: i for i, s in enumerate(inputs) if s.name}
+        arg_types = [a.type for a in func.regions[0].block.args]
+        self._labels = [_input_label(pos, spec, self.name) for pos, spec in enumerate(inputs)]
+        downcasts = [allow_input_downcast if s.allow_downcast is None else s.allow_downcast
+                     for s in inputs]
+        self._checks = [_input_check(t, label, spec.strict, downcast, floatx)
+                        for t, label, spec, downcast in zip(arg_types, self._labels, inputs,
+                                                            downcasts)]
+        # Defaults: a state container (In with update), a checked array, or None (required).
+        self._defaults = [states[pos] if pos in states
+                          else self._checks[pos](spec.value) if spec.has_default else None
+                          for pos, spec in enumerate(inputs)]
+        returned = list(func.regions[0].block.last_op.operands)
+        args = set(func.regions[0].block.args)
+        result_types = [v.type for v in returned]
+        self._result_dtypes = [t.dtype for t in result_types]
+        # Results that must be copied before they leave: ones that are an argument or another
+        # result (statically known), unless the output is borrowed. Views are found at run time.
+        borrow = [o.borrow for o in outputs] + [False] * len(self._targets)
+        self._always_copy = {i for i, v in enumerate(returned)
+                             if not borrow[i] and (v in args or returned.index(v) != i)}
+        self._borrow = borrow
+
+    # -- calling ------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != self._num_inputs:
+            args = self._bind(args, kwargs)
+        if self.trust_input:
+            values = list(args)
+        else:
+            values = [check(a) for check, a in zip(self._checks, args)]
+        for container in self._shared:
+            values.append(container.value)
+        results = self._execute(values)
+        results = self._own_results(results, values)
+        outputs = results[:self._num_outputs]
+        for container, value in zip(self._targets, results[self._num_outputs:]):
+            container.value = value
+        return outputs[0] if self._single else outputs
+
+    def _own_results(self, results: list, args: list) -> list:
+        """Results as ndarrays of their types, copied where they would alias an argument, a
+        shared value or another result (unless borrowed)."""
+        borrow, always, dtypes = self._borrow, self._always_copy, self._result_dtypes
+        out = []
+        for i, r in enumerate(results):
+            if type(r) is not np.ndarray:
+                r = np.asarray(r, dtype=dtypes[i])  # NumPy scalars from rank-0 results
+            elif not borrow[i] and (i in always or r.base is not None or _among(r, args)
+                                    or _among(r, out)):
+                r = r.copy()
+            out.append(r)
+        return out
+
+    def _bind(self, args: tuple, kwargs: dict) -> list:
+        """Positional and keyword arguments in input order, defaults filled in."""
+        n = self._num_inputs
+        if len(args) > n:
+            raise TypeError(f"function '{self.name}' takes {n} input(s), got {len(args)}")
+        values = list(args) + [_MISSING] * (n - len(args))
+        for key, value in kwargs.items():
+            pos = self._input_names.get(key)
+            if pos is None:
+                known = ", ".join(self._input_names) or "none"
+                raise TypeError(f"function '{self.name}' has no input named {key!r} (named "
+                                f"inputs: {known})")
+            if values[pos] is not _MISSING:
+                raise TypeError(f"function '{self.name}': input {key!r} is given twice")
+            values[pos] = value
+        for pos, value in enumerate(values):
+            if value is _MISSING:
+                default = self._defaults[pos]
+                if default is None:
+                    raise TypeError(f"missing {self._labels[pos]}")
+                values[pos] = default.value if isinstance(default, SharedContainer) else default
+        return values
+
+    # -- looking inside ----------------------------------------------------------------------
+
+    def ir(self, stage: str = "tensor", locations: bool = False) -> str:
+        """The IR at ``stage`` as text: ``"tensor"`` (as built), ``"optimized"`` (after the
+        mode's graph optimizations), or a later stage once its backend is available;
+        ``locations`` adds each op's ``loc(...)`` (the user's lines)."""
+        result = self._stage(stage)
+        if isinstance(result, str):
+            return result
+        from lowering.ir.printer import print_op
+        return print_op(result, print_locations=locations)
+
+    def ir_module(self, stage: str = "tensor"):
+        """A copy of the module at an IR stage (what ``lowering-opt file.py:name`` starts from)."""
+        result = self._stage(stage)
+        if isinstance(result, str):
+            raise ValueError(f"stage {stage!r} is text, not IR; use Function.ir({stage!r})")
+        return result.clone()
+
+    def _stage(self, stage: str):
+        if stage == "tensor":
+            return self._tensor_module
+        if stage == "optimized":
+            return self._module
+        if stage not in self._stages:
+            source, produce = stage_producer(stage)
+            self._stages[stage] = produce(self.ir_module(source))
+        return self._stages[stage]
+
+    def __repr__(self):
+        return f"<Function {self.name} ({self.mode.name} on {self.executor_name})>"
+
+
+_MISSING = object()
+
+
+def _among(array, arrays) -> bool:
+    """Whether ``array`` is one of ``arrays`` (by identity)."""
+    for other in arrays:
+        if array is other:
+            return True
+    return False
+
+
+def _input_label(pos: int, spec: In, fname: str) -> str:
+    label = f"'{spec.name}' (#{pos})" if spec.name else f"#{pos}"
+    return f"input {label} of function '{fname}'"
+
+
+def _input_check(ttype, label: str, strict: bool, allow_downcast, floatx):
+    """A checker for one argument: the fast path accepts an ndarray of the exact dtype and rank
+    (and static sizes); anything else goes through ``filter_value``."""
+    dtype, rank = ttype.dtype, ttype.rank
+    static = [(axis, d) for axis, d in enumerate(ttype.shape) if d is not None]
+
+    def slow(value):
+        return filter_value(value, ttype, label, strict=strict, allow_downcast=allow_downcast,
+                            floatx=floatx)
+
+    if not static:
+        def check(value):
+            if type(value) is np.ndarray and value.dtype == dtype and value.ndim == rank:
+                return value
+            return slow(value)
+        return check
+
+    def check_static(value):
+        if type(value) is np.ndarray and value.dtype == dtype and value.ndim == rank and \
+                all(value.shape[axis] == d for axis, d in static):
+            return value
+        return slow(value)
+    return check_static
