@@ -5,6 +5,8 @@ A location names the user's code that created an op: ``Location("train.py", 12, 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
 from dataclasses import dataclass
@@ -76,11 +78,35 @@ def fuse_locations(locs) -> Location | FusedLoc:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Set while a rewrite runs: ops created without a location take the rewritten op's location
+# rather than the line of whatever code outside the package happened to start the pass.
+_DEFAULT_LOCATION: contextvars.ContextVar = contextvars.ContextVar("default_location", default=None)
+
+
+@contextlib.contextmanager
+def default_location(loc: "Location | FusedLoc"):
+    """Within the ``with`` block, ops created without a location get ``loc``.
+
+    >>> with default_location(Location("a.py", 7, 1)):
+    ...     str(caller_location())
+    'loc("a.py":7:1)'
+    """
+    token = _DEFAULT_LOCATION.set(loc)
+    try:
+        yield loc
+    finally:
+        _DEFAULT_LOCATION.reset(token)
+
+
 def caller_location() -> Location:
     """The location of the innermost stack frame outside the ``lowering`` package.
 
-    This is how front-end ops learn the user's line: the first frame that is not ours.
+    This is how front-end ops learn the user's line: the first frame that is not ours. Inside
+    ``default_location(loc)`` it is ``loc``.
     """
+    override = _DEFAULT_LOCATION.get()
+    if override is not None:
+        return override
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename

@@ -1,0 +1,518 @@
+"""Passes: the registry and pipeline syntax, the pass manager and its instrumentations, and the
+generic passes canonicalize, cse and dce."""
+import io
+from typing import Literal
+
+import pytest
+
+from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
+from lowering.ir.attributes import IntAttr
+from lowering.ir.core import (COMMUTATIVE, ISOLATED, PURE, TERMINATOR, Block, Operation, Region,
+                              VerifyError, attr, operand, region, register_op, result, var_operand)
+from lowering.ir.location import FusedLoc, Location
+from lowering.ir.pass_manager import (CrashReproducer, IRPrinting, PassError, PassInstrumentation,
+                                      PassManager, PassTiming)
+from lowering.ir.passes import (PASS_REGISTRY, ModulePass, PassFailure, PipelineError, lookup_pass,
+                                option, parse_pipeline, pipeline_to_string, register_pass)
+from lowering.ir.patterns import rewrite_pattern
+from lowering.ir.printer import print_op
+from lowering.ir.types import I64
+from lowering.passes.canonicalize import canonicalization_patterns
+from lowering.passes.cse import eliminate_common_subexpressions
+from lowering.passes.dce import eliminate_dead_code
+
+# -- test ops -------------------------------------------------------------------------------------
+
+
+@register_op
+class Const(Operation):
+    name = "test.pm_const"
+    traits = frozenset({PURE})
+    value = attr(IntAttr)
+    out = result()
+
+    def fold(self):
+        return [self.attributes["value"]]
+
+    @classmethod
+    def materialize_constant(cls, attribute, type, location):
+        return Const.create(result_types=[type], attributes={"value": attribute}, location=location)
+
+
+@register_op
+class Mul(Operation):
+    """Commutative; folds constants; canonicalizes ``x * 1`` to ``x`` by a pattern."""
+    name = "test.pm_mul"
+    traits = frozenset({PURE, COMMUTATIVE})
+    lhs = operand()
+    rhs = operand()
+    out = result()
+
+    def fold(self):
+        if all(isinstance(v.owner, Const) for v in self.operands):
+            return [IntAttr(self.lhs.owner.value * self.rhs.owner.value)]
+        return None
+
+    materialize_constant = Const.materialize_constant
+
+    @classmethod
+    def canonicalization_patterns(cls):
+        return [mul_by_one]
+
+
+@rewrite_pattern(Mul)
+def mul_by_one(op, rewriter):
+    if isinstance(op.rhs.owner, Const) and op.rhs.owner.value == 1:
+        rewriter.replace_op(op, [op.lhs])
+        return True
+    return False
+
+
+@register_op
+class Sub(Operation):
+    name = "test.pm_sub"
+    traits = frozenset({PURE})
+    lhs = operand()
+    rhs = operand()
+    out = result()
+
+
+@register_op
+class Effect(Operation):
+    """Has side effects: neither CSE'd nor erased."""
+    name = "test.pm_effect"
+    values = var_operand()
+    outs = result()
+
+
+@register_op
+class Yield(Operation):
+    name = "test.pm_yield"
+    traits = frozenset({TERMINATOR})
+    values = var_operand()
+
+
+@register_op
+class Map(Operation):
+    """A PURE op with a body, like a fused op."""
+    name = "test.pm_map"
+    traits = frozenset({PURE})
+    input = operand()
+    body = region()
+    out = result()
+
+
+@register_op
+class Isolated(Operation):
+    name = "test.pm_isolated"
+    traits = frozenset({ISOLATED})
+    body = region()
+
+
+def const(n, line=1):
+    return Const.create(result_types=[I64], attributes={"value": IntAttr(n)},
+                        location=Location("m.py", line, 1))
+
+
+def binary(cls, a, b, line=1):
+    return cls.create([a.results[0] if isinstance(a, Operation) else a,
+                       b.results[0] if isinstance(b, Operation) else b], [I64],
+                      location=Location("m.py", line, 1))
+
+
+def module_of(*ops, inputs=(), returns=None):
+    """A module with one function ``f`` holding ``ops`` and returning ``returns`` (op results)."""
+    f = FuncOp.build("f", list(inputs), [I64] * len(returns or []), location=Location("m.py", 0, 0))
+    block = f.body.block
+    for op in ops:
+        block.append(op)
+    block.append(ReturnOp.create([r.results[0] for r in returns or []]))
+    return ModuleOp.build([f])
+
+
+def body_names(module):
+    return [op.name for op in module.functions[0].body.block.ops]
+
+
+def map_op(x, k):
+    """``test.pm_map`` of ``x`` whose body multiplies by constant ``k``."""
+    block = Block([I64])
+    c = const(k)
+    m = Mul.create([block.args[0], c.out], [I64])
+    for op in (c, m, Yield.create([m.out])):
+        block.append(op)
+    return Map.create([x], [I64], regions=[Region([block])])
+
+
+# -- passes used by the pass manager tests ---------------------------------------------------------
+
+
+@register_pass
+class Options(ModulePass):
+    """Takes one option of each kind."""
+    name = "test-options"
+    count: int = option(1, "how many")
+    ratio: float = 0.5
+    flag: bool = False
+    label: str = "x"
+    names: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = (1, 2)
+    mode: Literal["fast", "slow"] = "fast"
+    limit: int | None = None
+
+    def apply(self, module):
+        pass
+
+
+@register_pass
+class AddConst(ModulePass):
+    """Appends a constant to the function (changes the IR)."""
+    name = "test-add-const"
+    value: int = 7
+
+    def apply(self, module):
+        f = module.functions[0]
+        f.body.block.insert_before(const(self.value), f.body.block.last_op)
+
+
+@register_pass
+class Fails(ModulePass):
+    """Fails with a message about the first op."""
+    name = "test-fails"
+
+    def apply(self, module):
+        raise PassFailure("cannot handle this", module.functions[0].body.block.first_op)
+
+
+@register_pass
+class Crashes(ModulePass):
+    """Has a bug."""
+    name = "test-crashes"
+
+    def apply(self, module):
+        return {}["missing"]
+
+
+@register_pass
+class BreaksIR(ModulePass):
+    """Leaves IR that does not verify: returns no value from a function that returns one."""
+    name = "test-breaks-ir"
+
+    def apply(self, module):
+        ret = module.functions[0].body.block.last_op
+        ret.set_operands([])
+
+
+# -- pipelines ------------------------------------------------------------------------------------
+
+
+def test_pipeline_parsing_with_options_of_each_type():
+    (p,) = parse_pipeline('test-options{count=0x10 ratio=2.5e1 flag names=a,"b c" sizes=3,4 '
+                          'mode=slow label={x y} limit=3}')
+    assert p == Options(count=16, ratio=25.0, flag=True, label="x y", names=("a", "b c"),
+                        sizes=(3, 4), mode="slow", limit=3)
+    assert parse_pipeline("test-options{limit=none flag=false sizes=}")[0] == Options(sizes=())
+    assert parse_pipeline("test-options{max_count=1}".replace("max_", "")) == [Options()]
+
+
+def test_nesting_is_flattened_and_text_round_trips():
+    text = "builtin.module(test-options{count=2}, func.func(test-add-const, dce), any(cse))"
+    passes = parse_pipeline(text)
+    assert [p.name for p in passes] == ["test-options", "test-add-const", "dce", "cse"]
+    printed = pipeline_to_string(passes)
+    assert printed == "test-options{count=2},test-add-const,dce,cse"
+    assert parse_pipeline(printed) == passes
+    odd = Options(label="a b", names=("x,y", "z"), flag=True, limit=4)
+    assert parse_pipeline(pipeline_to_string([odd])) == [odd]
+
+
+@pytest.mark.parametrize("text, column, message", [
+    ("cse,csee", 5, "unknown pass 'csee'; did you mean 'cse'"),
+    ("test-options{cont=1}", 14,
+     "unknown option 'cont' of pass 'test-options'; did you mean 'count'"),
+    ("test-options{count=abc}", 20,
+     "option 'count' of pass 'test-options': expected an integer, got 'abc'"),
+    ("test-options{flag=maybe}", 19, "expected true or false, got 'maybe'"),
+    ("test-options{mode=medium}", 19, "expected one of fast, slow, got 'medium'"),
+    ("test-options{count}", 19, "option 'count' of pass 'test-options' needs a value (int)"),
+    ("test-options{count=1", 21, "not closed"),
+    ("cse dce", 5, "expected ',' or the end, got 'd'"),
+    ("builtin.module(cse", 19, "expected ',' or ')', got the end"),
+    ("cse,", 5, "expected a pass name, got the end"),
+    ('test-options{label="x}', 20, "unterminated string"),
+])
+def test_pipeline_errors_name_what_is_wrong_and_where(text, column, message):
+    with pytest.raises(PipelineError) as info:
+        parse_pipeline(text)
+    error = info.value
+    assert message in error.message
+    assert error.column + 1 == column
+    lines = str(error).splitlines()
+    assert lines[0].startswith(f"invalid pass pipeline at column {column}:")
+    assert lines[1] == "  " + text and lines[2] == "  " + " " * (column - 1) + "^"
+
+
+def test_registry_rules():
+    assert lookup_pass("cse").name == "cse"
+    with pytest.raises(KeyError, match="did you mean 'canonicalize'"):
+        lookup_pass("canonicalise")
+    with pytest.raises(ValueError, match="not kebab-case"):
+        @register_pass
+        class Bad(ModulePass):
+            name = "Bad_Name"
+    with pytest.raises(ValueError, match="'cse' is taken"):
+        @register_pass
+        class Other(ModulePass):
+            name = "cse"
+    with pytest.raises(TypeError, match="not supported"):
+        @register_pass
+        class WeirdOption(ModulePass):
+            name = "test-weird-option"
+            table: dict = None
+    assert "test-weird-option" not in PASS_REGISTRY
+    assert Options.summary() == "Takes one option of each kind."
+    assert [(o.key, o.type_name(), o.default) for o in Options.options()][:2] == [
+        ("count", "int", 1), ("ratio", "float", 0.5)]
+    with pytest.raises(Exception):  # frozen
+        Options().count = 3
+
+
+# -- the pass manager -----------------------------------------------------------------------------
+
+
+class Log(PassInstrumentation):
+    def __init__(self):
+        self.events = []
+
+    def before_pass(self, pass_, module):
+        self.events.append(("before", pass_.name))
+
+    def after_pass(self, pass_, module, changed):
+        self.events.append(("after", pass_.name, changed))
+
+    def after_failure(self, pass_, module, error):
+        self.events.append(("failed", pass_.name, type(error).__name__))
+
+
+def small_module():
+    a = const(2)
+    return module_of(a, returns=[a])
+
+
+def test_pass_manager_runs_in_order_and_reports_changes():
+    module = small_module()
+    log = Log()
+    pm = PassManager("test-options,test-add-const{value=3},cse", instrumentations=[log])
+    assert pm.pipeline == "test-options,test-add-const{value=3},cse"
+    pm.run(module)
+    assert log.events == [("before", "test-options"), ("after", "test-options", False),
+                          ("before", "test-add-const"), ("after", "test-add-const", True),
+                          ("before", "cse"), ("after", "cse", False)]
+    assert body_names(module) == ["test.pm_const", "test.pm_const", "func.return"]
+
+
+def test_failures_name_the_pass_and_reach_instrumentations():
+    log = Log()
+    pm = PassManager([AddConst(), Fails()], instrumentations=[log])
+    module = small_module()
+    with pytest.raises(PassError, match="pass 'test-fails' failed: cannot handle this") as info:
+        pm.run(module)
+    assert info.value.op is module.functions[0].body.block.first_op
+    assert log.events[-1] == ("failed", "test-fails", "PassError")
+    with pytest.raises(PassError, match="verification failed after pass 'test-breaks-ir'") as info:
+        PassManager([BreaksIR()]).run(small_module())
+    assert isinstance(info.value.__cause__, VerifyError)
+    with pytest.raises(PassError, match="pass 'test-crashes' crashed: KeyError") as info:
+        PassManager("test-crashes").run(small_module())
+    assert info.value.crashed
+    PassManager([BreaksIR()], verify_each=False).run(small_module())
+
+
+def test_input_is_verified_before_any_pass():
+    module = small_module()
+    module.functions[0].body.block.last_op.set_operands([])
+    with pytest.raises(VerifyError, match="the input does not verify"):
+        PassManager("cse").run(module)
+
+
+def run_printing(pipeline, **flags):
+    out = io.StringIO()
+    module = small_module()
+    try:
+        PassManager(pipeline, instrumentations=[IRPrinting(stream=out, **flags)]).run(module)
+    except PassError:
+        pass
+    return out.getvalue()
+
+
+def headers(text):
+    return [line for line in text.splitlines() if line.startswith("// -----// IR Dump")]
+
+
+def test_print_ir_before_and_after_named_passes_and_all():
+    text = run_printing("cse,test-add-const,dce", before=["dce"], after=["cse"])
+    assert headers(text) == ["// -----// IR Dump After cse //----- //",
+                             "// -----// IR Dump Before dce //----- //"]
+    after_cse, before_dce = text.split("// -----// IR Dump Before dce //----- //")
+    assert after_cse.count('"test.pm_const"') == 1 and before_dce.count('"test.pm_const"') == 2
+    assert headers(run_printing("cse,dce", before_all=True)) == [
+        "// -----// IR Dump Before cse //----- //", "// -----// IR Dump Before dce //----- //"]
+    assert headers(run_printing("cse,dce", after_all=True)) == [
+        "// -----// IR Dump After cse //----- //", "// -----// IR Dump After dce //----- //"]
+
+
+def test_print_ir_after_change_and_after_failure():
+    assert headers(run_printing("cse,test-add-const{value=5},test-options", after_change=True)) == [
+        "// -----// IR Dump After test-add-const{value=5} //----- //"]
+    assert headers(run_printing("test-add-const,dce", after_change=True)) == [
+        "// -----// IR Dump After test-add-const //----- //",
+        "// -----// IR Dump After dce //----- //"]  # dce erased the unused constant
+    assert headers(run_printing("cse,test-add-const", after=["cse"], after_change=True)) == []
+    text = run_printing("test-add-const,test-fails", after_failure=True)
+    assert headers(text) == ["// -----// IR Dump After test-fails Failed //----- //"]
+    assert text.count('"test.pm_const"') == 2
+    text = run_printing("cse", after_all=True, print_locations=True, generic=True)
+    assert 'loc("m.py":1:1)' in text and '"func.func"' in text
+
+
+def test_timing_records_every_pass():
+    timing = PassTiming()
+    PassManager("cse,test-add-const{value=2},dce", instrumentations=[timing]).run(small_module())
+    assert [name for name, _ in timing.records] == ["cse", "test-add-const{value=2}", "dce"]
+    assert all(seconds >= 0 for _, seconds in timing.records)
+    report = timing.report().splitlines()
+    assert "Execution time report" in report[1]
+    assert report[-1].endswith("(100.0%)  Total")
+    assert [line.split()[-1] for line in report[-4:-1]] == ["cse", "test-add-const{value=2}", "dce"]
+
+
+def test_crash_reproducer_holds_the_failing_pass_input_and_pipeline(tmp_path):
+    path = tmp_path / "repro.mlir"
+    module = small_module()
+    before = None
+
+    class Snapshot(PassInstrumentation):
+        def before_pass(self, pass_, module):
+            nonlocal before
+            before = print_op(module, print_locations=True)
+
+    repro = CrashReproducer(str(path))
+    with pytest.raises(PassError):
+        PassManager("test-add-const,test-options{count=3 label={it's}},test-fails",
+                    instrumentations=[Snapshot(), repro]).run(module)
+    lines = path.read_text().splitlines()
+    assert repro.written == str(path)
+    assert lines[0] == "// configuration: -p 'test-fails'"
+    assert lines[1] == "// reproducer of: pass 'test-fails' failed: cannot handle this"
+    assert "\n".join(lines[2:]) == before.rstrip()
+    assert "\n".join(lines[2:]).count('"test.pm_const"() {value = ') == 2  # after test-add-const
+    assert not CrashReproducer(str(tmp_path / "unused")).written
+
+
+def test_reproducer_quotes_the_pipeline(tmp_path):
+    path = tmp_path / "r.mlir"
+    with pytest.raises(PassError):
+        PassManager([Crashes()], instrumentations=[CrashReproducer(str(path))]).run(small_module())
+    assert path.read_text().startswith("// configuration: -p 'test-crashes'\n"
+                                       "// reproducer of: pass 'test-crashes' crashed: KeyError")
+
+
+# -- cse -----------------------------------------------------------------------------------------
+
+
+def test_cse_merges_equal_pure_ops_and_fuses_their_locations():
+    a, b = const(2, line=1), const(2, line=2)
+    c = const(3, line=3)
+    m1 = binary(Mul, a, c, line=4)
+    m2 = binary(Mul, c, b, line=5)  # commutative: equal to m1 once b is a
+    s1 = binary(Sub, m1, c)
+    s2 = binary(Sub, c, m2)  # not commutative: stays
+    e1, e2 = Effect.create([], [I64]), Effect.create([], [I64])
+    module = module_of(a, b, c, m1, m2, s1, s2, e1, e2, returns=[s1])
+    s2_user = Effect.create([s2.out, e1.outs, e2.outs], [I64])
+    module.functions[0].body.block.insert_before(s2_user, module.functions[0].body.block.last_op)
+    assert eliminate_common_subexpressions(module) == 2
+    assert body_names(module) == ["test.pm_const", "test.pm_const", "test.pm_mul", "test.pm_sub",
+                                  "test.pm_sub", "test.pm_effect", "test.pm_effect",
+                                  "test.pm_effect", "func.return"]
+    assert a.location == FusedLoc((Location("m.py", 1, 1), Location("m.py", 2, 1)))
+    assert m1.location == FusedLoc((Location("m.py", 4, 1), Location("m.py", 5, 1)))
+    assert s2.rhs is m1.out
+
+
+def test_cse_respects_scopes_regions_and_isolation():
+    x = const(1)
+    outer_const = const(3)
+    m1, m2 = map_op(x.out, 3), map_op(x.out, 3)
+    m3 = map_op(x.out, 4)  # different body: stays
+    iso_body = Block(ops=[const(3), Yield.create([])])
+    iso = Isolated.create(regions=[Region([iso_body])])
+    module = module_of(x, outer_const, m1, m2, m3, iso, returns=[m1])
+    s = Effect.create([m2.out, m3.out], [I64])
+    module.functions[0].body.block.insert_before(s, module.functions[0].body.block.last_op)
+    eliminate_common_subexpressions(module)
+    # the constant inside m1's body is the outer one; m2 equals m1; the isolated body keeps its own
+    assert s.values[0] is m1.out and s.values[1] is m3.out
+    assert [op.name for op in m1.body.block.ops] == ["test.pm_mul", "test.pm_yield"]
+    assert m1.body.block.first_op.rhs is outer_const.out
+    assert [op.name for op in iso_body.ops] == ["test.pm_const", "test.pm_yield"]
+    # Two functions never share a constant.
+    f2 = FuncOp.build("g", [], [I64])
+    c2 = const(1)
+    f2.body.block.append(c2)
+    f2.body.block.append(ReturnOp.create([c2.out]))
+    module.body.block.append(f2)
+    assert eliminate_common_subexpressions(module) == 0
+
+
+def test_cse_does_not_reach_into_sibling_blocks():
+    b1, b2 = Block(ops=[const(5), Yield.create([])]), Block(ops=[const(5), Yield.create([])])
+    holder = Operation(regions=[Region([b1, b2])])
+    assert eliminate_common_subexpressions(holder) == 0
+
+
+# -- dce and canonicalize ----------------------------------------------------------------------
+
+
+def test_dce_erases_dead_chains_inside_regions_but_not_effects():
+    a = const(1)
+    m = binary(Mul, a, a)
+    dead_chain = binary(Sub, m, m)
+    effect = Effect.create([a.out], [I64])
+    live_map = map_op(a.out, 2)
+    inner_dead = const(9)
+    live_map.body.block.insert_before(inner_dead, live_map.body.block.first_op)
+    module = module_of(a, m, dead_chain, effect, live_map, returns=[live_map])
+    assert eliminate_dead_code(module) == 3
+    assert body_names(module) == ["test.pm_const", "test.pm_effect", "test.pm_map", "func.return"]
+    assert [op.name for op in live_map.body.block.ops] == ["test.pm_const", "test.pm_mul",
+                                                           "test.pm_yield"]
+    PassManager("dce").run(module)
+    assert eliminate_dead_code(module) == 0
+
+
+def test_canonicalize_folds_applies_op_patterns_and_removes_dead_code():
+    x = Effect.create([], [I64])
+    one, two, three = const(1), const(2), const(3)
+    six = binary(Mul, two, three, line=20)  # folds to 6
+    y = binary(Mul, x, one, line=21)  # x * 1 -> x (the op's canonicalization pattern)
+    z = binary(Sub, y, six, line=22)
+    dead = binary(Sub, x, x)
+    module = module_of(x, one, two, three, six, y, z, dead, returns=[z])
+    PassManager("canonicalize").run(module)
+    assert body_names(module) == ["test.pm_effect", "test.pm_const", "test.pm_sub", "func.return"]
+    assert z.lhs is x.outs
+    assert z.rhs.owner.value == 6 and z.rhs.owner.location == Location("m.py", 20, 1)
+
+
+def test_canonicalize_options():
+    x = Effect.create([], [I64])
+    one = const(1)
+    y = binary(Mul, x, one)
+    module = module_of(x, one, y, returns=[y])
+    PassManager("canonicalize{disable-patterns=mul_by_one}").run(module)
+    assert body_names(module) == ["test.pm_effect", "test.pm_const", "test.pm_mul", "func.return"]
+    with pytest.raises(PassError, match="no canonicalization pattern is called 'mul_by_on'; "
+                                        "did you mean 'mul_by_one'"):
+        PassManager("canonicalize{disable-patterns=mul_by_on}").run(module)
+    assert mul_by_one in canonicalization_patterns([Mul, Mul, Const])
