@@ -27,7 +27,14 @@ def _initialize() -> None:
 
 @functools.cache
 def host_target_machine(opt: int = 3):
-    """A target machine for this CPU (name and every feature it has)."""
+    """A target machine for this CPU (name and every feature it has), shared by the compile
+    steps. Never hand it to an execution engine: an engine owns its target machine and
+    destroys it with itself (``new_host_target_machine`` makes one for an engine)."""
+    return new_host_target_machine(opt)
+
+
+def new_host_target_machine(opt: int = 3):
+    """A fresh target machine for this CPU, for one owner (e.g. an execution engine)."""
     _initialize()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(
@@ -94,7 +101,8 @@ class JitLibrary:
         with _lock:
             empty = llvm.parse_assembly("")
             empty.triple = llvm.get_process_triple()
-            self._engine = llvm.create_mcjit_compiler(empty, host_target_machine())
+            # The engine owns (and frees) its target machine, so it gets its own.
+            self._engine = llvm.create_mcjit_compiler(empty, new_host_target_machine())
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
             self._engine.finalize_object()
 

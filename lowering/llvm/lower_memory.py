@@ -1,0 +1,186 @@
+"""Buffers in LLVM IR: ``alloc``/``dealloc``, ``dim``, ``load``/``store``, ``copy`` and ``fill``.
+
+- ``loops.alloc`` calls ``aligned_alloc(64, bytes)`` (bytes rounded up to a multiple of 64, at
+  least 64 so that an empty buffer still has its own address): a fresh buffer is 64-byte aligned
+  and ``noalias``, and what the native ABI hands to Python is freed there with ``free``. Negative
+  sizes and a failed allocation are run-time errors (codes in the error table), not crashes.
+- ``loops.dealloc`` calls ``free``: only on what ``alloc`` makes, never on a view, a constant
+  or an argument.
+- ``loops.constant`` is a read-only, 64-byte-aligned global holding the value's bytes (one per
+  distinct value in the module).
+- element ``[i, j]`` is at ``ptr + i * stride0 + j * stride1`` elements, in 64-bit arithmetic
+  (``nsw``: an address inside the buffer does not overflow), one ``getelementptr inbounds``.
+- ``copy`` checks at run time that the sizes agree where the types do not say so, then loops;
+  ``copy`` and ``fill`` loops are parallel loops (independent iterations).
+
+>>> from lowering.dialects.loops import AllocOp
+>>> "loops.alloc" in LOWERING_RULES and "loops.store" in LOWERING_RULES
+True
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+import numpy as np
+
+from lowering.dialects.builtin.ops import FuncOp
+from lowering.dialects.loops import BufferType
+from lowering.ir.core import Operation
+
+from .lower_context import (LOWERING_RULES, FunctionLowering, buffer_of, lowering_rule,
+                            translation_error)
+from .lower_loops import emit_loop_nest, new_access_group
+from .lower_values import I8, I8P, BufferValue, i64, itemsize, make_buffer
+
+ALIGNMENT = 64
+
+
+def element_address(fl: FunctionLowering, buffer: BufferValue, indices) -> ir.Value:
+    """The address of the element at ``indices`` (``i64`` values)."""
+    offset: ir.Value = i64(0)
+    for index, stride in zip(indices, buffer.strides):
+        offset = fl.add(offset, fl.mul(index, stride))
+    if isinstance(offset, ir.Constant) and offset.constant == 0:
+        return buffer.ptr
+    return fl.builder.gep(buffer.ptr, [offset], inbounds=True)
+
+
+def load_element(fl: FunctionLowering, buffer: BufferValue, indices) -> ir.Value:
+    value = fl.builder.load(element_address(fl, buffer, indices),
+                            align=itemsize(buffer.type.element))
+    fl.tag_memory_access(value)
+    if buffer.type.element.is_bool:
+        return fl.builder.icmp_unsigned("!=", value, ir.Constant(I8, 0))
+    return value
+
+
+def store_element(fl: FunctionLowering, value: ir.Value, buffer: BufferValue, indices) -> None:
+    if buffer.type.element.is_bool:
+        value = fl.builder.zext(value, I8)
+    store = fl.builder.store(value, element_address(fl, buffer, indices),
+                             align=itemsize(buffer.type.element))
+    fl.tag_memory_access(store)
+
+
+def allocate(fl: FunctionLowering, t: BufferType, sizes, op) -> BufferValue:
+    """A fresh 64-byte-aligned contiguous buffer of type ``t`` (``sizes``: one i64 per dim)."""
+    b = fl.builder
+    for d, size in enumerate(sizes):
+        if t.shape[d] is None:
+            fl.check(fl.icmp(">=", size, i64(0)), f"{op.name}: negative size for dimension {d}",
+                     op)
+    count: ir.Value = i64(1)
+    for size in sizes:
+        count = fl.mul(count, size)
+    nbytes = fl.mul(count, i64(itemsize(t.element)))
+    if isinstance(nbytes, ir.Constant):
+        rounded = i64(max(ALIGNMENT, -(-nbytes.constant // ALIGNMENT) * ALIGNMENT))
+    else:
+        at_least = b.select(b.icmp_signed("<", nbytes, i64(1)), i64(1), nbytes)
+        rounded = b.and_(b.add(at_least, i64(ALIGNMENT - 1)), i64(-ALIGNMENT))
+    raw = b.call(fl.state.aligned_alloc(), [i64(ALIGNMENT), rounded])
+    fl.check(b.icmp_unsigned("!=", raw, ir.Constant(I8P, None)),
+             f"{op.name}: out of memory (could not allocate a buffer of type {t})", op,
+             kind="memory")
+    return make_buffer(b, t, raw, sizes)
+
+
+@lowering_rule("loops.alloc")
+def _alloc(fl: FunctionLowering, op):
+    t = op.result.type
+    if t.memory_space != "host":
+        raise translation_error(op, f"the CPU backend allocates host memory only, not "
+                                    f"'{t.memory_space}'")
+    dynamic = iter(fl.get(v) for v in op.sizes)
+    sizes = [next(dynamic) if d is None else i64(d) for d in t.shape]
+    buffer = allocate(fl, t, sizes, op)
+    fl.track(op.result, buffer.ptr)
+    return [buffer]
+
+
+@lowering_rule("loops.constant")
+def _constant(fl: FunctionLowering, op):
+    """A read-only global (64-byte aligned, one per distinct value in the module)."""
+    array = np.ascontiguousarray(op.attributes["value"].array)
+    t = op.result.type
+    data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+    module = fl.state.module
+    key = (str(t), data)
+    name = fl.state.constants.get(key)
+    if name is None:
+        name = fl.state.unique_name("lowering.constant")
+        storage = ir.GlobalVariable(module, ir.ArrayType(I8, len(data)), name)
+        storage.global_constant = True
+        storage.linkage = "internal"
+        storage.unnamed_addr = True
+        storage.align = ALIGNMENT
+        storage.initializer = ir.Constant(ir.ArrayType(I8, len(data)), bytearray(data))
+        fl.state.constants[key] = name
+    ptr = fl.builder.bitcast(module.globals[name], I8P)
+    return [make_buffer(fl.builder, t, ptr, [i64(d) for d in t.shape])]
+
+
+def _is_freeable(value) -> bool:
+    """Whether ``value`` may be a buffer from ``loops.alloc`` (not a constant, an argument of the
+    function or a view, whose memory nobody allocated here)."""
+    owner = value.owner
+    if isinstance(owner, Operation):
+        return owner.name in ("loops.alloc", "func.call", "loops.for")
+    return not isinstance(owner.parent_op, FuncOp)  # a loop-carried buffer may be one
+
+
+@lowering_rule("loops.dealloc")
+def _dealloc(fl: FunctionLowering, op):
+    t = op.buffer.type
+    if not t.is_contiguous or t.offset != 0 or not _is_freeable(op.buffer):
+        raise translation_error(op, f"can only free a buffer made by loops.alloc, not a view, "
+                                    f"a constant or an argument ({t})")
+    pointer = buffer_of(fl, op.buffer).ptr
+    fl.free(pointer)
+    if not fl.untrack(op.buffer):
+        fl.forget_freed(pointer)
+    return []
+
+
+@lowering_rule("loops.dim")
+def _dim(fl: FunctionLowering, op):
+    return [buffer_of(fl, op.buffer).sizes[op.axis]]
+
+
+@lowering_rule("loops.load")
+def _load(fl: FunctionLowering, op):
+    return [load_element(fl, buffer_of(fl, op.buffer), [fl.get(v) for v in op.indices])]
+
+
+@lowering_rule("loops.store")
+def _store(fl: FunctionLowering, op):
+    store_element(fl, fl.get(op.value), buffer_of(fl, op.buffer), [fl.get(v) for v in op.indices])
+    return []
+
+
+def _each_element(fl: FunctionLowering, sizes, body) -> None:
+    """Run ``body(indices)`` for every index of a buffer with ``sizes``, as a parallel nest."""
+    if not sizes:
+        body([])
+        return
+    zero, one = i64(0), i64(1)
+    emit_loop_nest(fl, [zero] * len(sizes), list(sizes), [one] * len(sizes), body,
+                   new_access_group(fl))
+
+
+@lowering_rule("loops.copy")
+def _copy(fl: FunctionLowering, op):
+    source, target = buffer_of(fl, op.source), buffer_of(fl, op.target)
+    same = [fl.icmp("==", a, c) for a, c in zip(source.sizes, target.sizes)]
+    fl.check(fl.all_of(same), f"{op.name}: the source and target sizes differ", op)
+    _each_element(fl, target.sizes, lambda ivs: store_element(
+        fl, load_element(fl, source, ivs), target, ivs))
+    return []
+
+
+@lowering_rule("loops.fill")
+def _fill(fl: FunctionLowering, op):
+    target = buffer_of(fl, op.buffer)
+    value = fl.get(op.value)
+    _each_element(fl, target.sizes, lambda ivs: store_element(fl, value, target, ivs))
+    return []
+

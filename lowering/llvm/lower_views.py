@@ -1,0 +1,107 @@
+"""Views in LLVM IR: a new pointer, sizes and strides over the same memory, nothing copied.
+
+The verifier has checked every static part of a view; what is known only at run time is checked
+here, once per view (not per element), so that a wrong offset or size gives an error code
+instead of reading outside the buffer:
+
+- ``subview``: each window with a run-time part lies inside its dimension (an ``index`` error);
+- ``reshape_view``: the element counts agree and no size is negative;
+- ``broadcast_view``: no size is negative.
+
+>>> "loops.subview" in LOWERING_RULES
+True
+"""
+from __future__ import annotations
+
+import llvmlite.ir as ir
+
+from lowering.dialects.loops import DYNAMIC
+from lowering.dialects.loops.views import broadcast_dims
+
+from .lower_context import LOWERING_RULES, FunctionLowering, buffer_of, lowering_rule
+from .lower_values import i64, make_buffer
+
+
+def _window_in_bounds(fl: FunctionLowering, offset, size, step, dim) -> ir.Value:
+    """``0 <= offset < dim`` and ``0 <= last < dim`` (``0 <= offset <= dim`` when empty)."""
+    b = fl.builder
+    last = fl.add(offset, fl.mul(fl.add(size, i64(-1)), step))
+    nonempty_ok = fl.all_of([fl.icmp(">=", offset, i64(0)), fl.icmp("<", offset, dim),
+                             fl.icmp(">=", last, i64(0)), fl.icmp("<", last, dim)])
+    empty_ok = fl.all_of([fl.icmp(">=", offset, i64(0)), fl.icmp("<=", offset, dim)])
+    sized_ok = fl.all_of([fl.icmp(">=", size, i64(0)), fl.icmp("!=", step, i64(0))])
+    is_empty = fl.icmp("==", size, i64(0))
+    if isinstance(is_empty, ir.Constant):
+        chosen = empty_ok if is_empty.constant else nonempty_ok
+    else:
+        chosen = b.select(is_empty, empty_ok, nonempty_ok)
+    return fl.all_of([sized_ok, chosen])
+
+
+@lowering_rule("loops.subview")
+def _subview(fl: FunctionLowering, op):
+    source = buffer_of(fl, op.source)
+    dynamic = iter(fl.get(v) for v in op.dynamic)
+    offsets, sizes, steps = ([next(dynamic) if x == DYNAMIC else i64(x) for x in static]
+                             for static in op.statics())
+    statics = op.statics()
+    for d in range(source.rank):
+        if DYNAMIC in (statics[0][d], statics[1][d], statics[2][d]) or \
+                op.source.type.shape[d] is None:
+            ok = _window_in_bounds(fl, offsets[d], sizes[d], steps[d], source.sizes[d])
+            fl.check(ok, f"{op.name}: the window (offset, size, step) is out of bounds for "
+                         f"dimension {d} of {op.source.type}", op, kind="index")
+    start: ir.Value = i64(0)
+    for offset, stride in zip(offsets, source.strides):
+        start = fl.add(start, fl.mul(offset, stride))
+    ptr = source.ptr
+    if not (isinstance(start, ir.Constant) and start.constant == 0):
+        ptr = fl.builder.gep(ptr, [start], inbounds=True)
+    drop = set(op.int_list("drop_dims"))
+    keep = [d for d in range(source.rank) if d not in drop]
+    strides = [fl.mul(source.strides[d], steps[d]) for d in keep]
+    return [make_buffer(fl.builder, op.result.type, ptr, [sizes[d] for d in keep], strides)]
+
+
+@lowering_rule("loops.reshape_view")
+def _reshape_view(fl: FunctionLowering, op):
+    source = buffer_of(fl, op.source)
+    t = op.result.type
+    dynamic = iter(fl.get(v) for v in op.sizes)
+    sizes = [next(dynamic) if d is None else i64(d) for d in t.shape]
+    if None in t.shape or None in op.source.type.shape:
+        new_count: ir.Value = i64(1)
+        old_count: ir.Value = i64(1)
+        for size in sizes:
+            new_count = fl.mul(new_count, size)
+        for size in source.sizes:
+            old_count = fl.mul(old_count, size)
+        ok = fl.all_of([fl.icmp(">=", s, i64(0)) for s in sizes]
+                       + [fl.icmp("==", new_count, old_count)])
+        fl.check(ok, f"{op.name}: cannot view {op.source.type} as {t}: the numbers of elements "
+                     f"differ", op)
+    return [make_buffer(fl.builder, t, source.ptr, sizes)]
+
+
+@lowering_rule("loops.transpose_view")
+def _transpose_view(fl: FunctionLowering, op):
+    source = buffer_of(fl, op.source)
+    pattern = op.int_list("pattern")
+    sizes = [i64(1) if p == -1 else source.sizes[p] for p in pattern]
+    strides = [i64(0) if p == -1 else source.strides[p] for p in pattern]
+    return [make_buffer(fl.builder, op.result.type, source.ptr, sizes, strides)]
+
+
+@lowering_rule("loops.broadcast_view")
+def _broadcast_view(fl: FunctionLowering, op):
+    source = buffer_of(fl, op.source)
+    t = op.result.type
+    given = dict(zip(broadcast_dims(op.source.type, t), (fl.get(v) for v in op.sizes)))
+    for d, size in given.items():
+        fl.check(fl.icmp(">=", size, i64(0)), f"{op.name}: negative size for dimension {d}", op)
+    sizes, strides = [], []
+    for d, want in enumerate(t.shape):
+        stretched = op.source.type.shape[d] == 1 and want != 1
+        sizes.append(given.get(d, source.sizes[d] if want is None else i64(want)))
+        strides.append(i64(0) if stretched else source.strides[d])
+    return [make_buffer(fl.builder, t, source.ptr, sizes, strides)]
