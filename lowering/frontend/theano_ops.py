@@ -526,3 +526,74 @@ def install() -> None:
     """Make compiled graphs (``f.maker.fgraph.toposort()``) show these classes and texts."""
     from lowering.compile import install_presentation
     install_presentation(op_view=theano_op, leaf_text=leaf_text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scaled products that ``specialize`` makes: tensor.gemv shows as CGemv, tensor.gemm as Gemm.
+
+
+class Gemm(Op):
+    def props(self) -> str:
+        return "{inplace}" if self.inplace_pattern else "{no_inplace}"
+
+
+class GpuGemm(GpuOp):
+    def props(self) -> str:
+        return "{inplace}" if self.inplace_pattern else "{no_inplace}"
+
+
+register_theano_op("tensor.gemv", (CGemv, GpuGemv))
+register_theano_op("tensor.gemm", (Gemm, GpuGemm))
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused ops that end with reductions show which results are reduced:
+# ``FusedReduce{Composite{[sum{1}(exp(i0)), exp(i0)]}}`` (a CAReduce, as PyTensor's fused
+# reductions are).
+
+
+def fused_outputs_text(operation: Operation) -> str:
+    """``[expr, ...]`` of a fused op's results, a reduced one as ``kind{axes}(expr)``."""
+    block = operation.regions[0].blocks[0]
+    names = {v: n for n, v in enumerate(block.args)}
+    texts = []
+    for index, value in enumerate(block.last_op.operands):
+        text = _single_output_text(operation, value, names)
+        reduction = operation.reduction(index)
+        if reduction is not None:
+            axes = ",".join(map(str, reduction.axes))
+            text = f"{reduction.kind}{{{axes}}}({text})"
+        texts.append(text)
+    return "[" + ", ".join(texts) + "]"
+
+
+def _single_output_text(operation: Operation, value: Value, names: dict) -> str:
+    if value in names:
+        return f"i{names[value]}"
+    op = value.owner
+    if op.name.endswith(".constant"):
+        return str(op.attributes["value"].value)
+    args = ", ".join(_single_output_text(operation, v, names) for v in op.operands)
+    return f"{scalar_text(op, _COMPOSITE_NAMES)}({args})"
+
+
+class _FusedReduceText:
+    def props(self) -> str:
+        return f"{{Composite{{{fused_outputs_text(self.operation)}}}}}"
+
+
+class FusedReduce(_FusedReduceText, CAReduce):
+    """Elementwise work and reductions of it in one op (``tensor.fused`` with reductions)."""
+
+
+class GpuFusedReduce(_FusedReduceText, GpuCAReduce):
+    pass
+
+
+def _fused_class(operation: Operation, on_gpu: bool) -> type[Op]:
+    if operation.get_attr("reductions"):
+        return GpuFusedReduce if on_gpu else FusedReduce
+    return GpuElemwise if on_gpu else Elemwise
+
+
+register_theano_op("tensor.fused", _fused_class)

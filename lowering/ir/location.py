@@ -63,15 +63,15 @@ UNKNOWN = Location("<unknown>", 0, 0)
 
 def fuse_locations(locs) -> Location | FusedLoc:
     """One location standing for all of ``locs`` (duplicates and unknowns dropped, order kept)."""
-    seen: list[Location] = []
+    seen: dict[Location, None] = {}  # a dict keeps order and makes the duplicate check O(1)
     for loc in locs:
         for part in loc.locations:
-            if part != UNKNOWN and part not in seen:
-                seen.append(part)
+            if part != UNKNOWN:
+                seen.setdefault(part)
     if not seen:
         return UNKNOWN
     if len(seen) == 1:
-        return seen[0]
+        return next(iter(seen))
     return FusedLoc(tuple(seen))
 
 

@@ -15,3 +15,6 @@ from .elementwise import ELEMENTWISE_OPS, ElementwiseOp, elementwise  # noqa: F4
 from .reduction import (ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, REDUCTION_OPS,  # noqa: F401
                         ReductionOp, SumOp)
 from . import gradutil  # noqa: F401
+from .blas import GemmOp, GemvOp  # noqa: F401
+from .fused import FusedOp, Reduction  # noqa: F401
+from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
