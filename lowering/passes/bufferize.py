@@ -1,0 +1,188 @@
+"""``bufferize``: tensor dialect → loops dialect, in destination-passing style.
+
+Every ``func.func`` that has tensors in its signature or body is rebuilt over buffers:
+
+- a tensor argument becomes a ``!loops.buffer`` with the tensor's shape and run-time strides and
+  offset (``!loops.buffer<?x3xf32, strides=[?, ?], offset=?>``): any NumPy layout is accepted;
+- every op writes its result into a destination: a fresh ``loops.alloc`` (sizes from
+  ``loops.dim``), or no buffer at all where a view says it (dimshuffle, basic subtensor,
+  reshape of contiguous data);
+- every result the function returns is a fresh contiguous allocation the caller owns: a returned
+  argument, view, constant or value returned twice is copied first;
+- run-time conditions (equal sizes of elementwise operands and of a dot's contraction, indices
+  in range, valid reshapes, reductions of empty axes, ...) become ``loops.assert`` ops at the
+  function's top level, never inside a loop, each with a message naming the op, the user's line
+  and the shapes, and an ``error_code`` unique in the module (1, 2, ... in program order);
+- loop nests over results have a ``loops.parallel`` outermost and the last (contiguous)
+  dimension innermost, so that ``parallelize`` can thread them and LLVM vectorize them.
+
+Constants: rank-0 and splat constants become ``scalar.constant`` values used directly in loop
+bodies (a buffer is made with ``loops.alloc`` + ``loops.fill`` only where one is needed); any
+other constant becomes ``loops.constant``, a read-only global buffer.
+
+``tensor.dot``, ``tensor.gemv`` and ``tensor.gemm`` lower to loop nests; with ``use-blas`` an
+f32/f64 product calls CBLAS through ``loops.call`` (``cblas_?gemm``, ``cblas_?gemv``,
+``cblas_?dot``, with the calling convention of ``lowering.dialects.loops.externals``), see
+``bufferize_dot``. A ``tensor.fused`` op becomes one loop nest running its scalar body.
+
+The per-op lowerings live next to this module, one file per op family (``bufferize_*.py``), on
+the machinery of ``bufferize_core``.
+
+>>> from lowering.ir.parser import parse_module
+>>> from lowering.ir.printer import print_op
+>>> module = parse_module('''
+... func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+...   %y = "tensor.exp"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+...   func.return %y : tensor<?xf32>
+... }''')
+>>> Bufferize().apply(module)
+>>> print(print_op(module))
+module {
+  func.func @f(%x: !loops.buffer<?xf32, strides=[?], offset=?>) -> !loops.buffer<?xf32> {
+    %0 = "scalar.constant"() {value = 1 : index} : () -> index
+    %1 = "scalar.constant"() {value = 0 : index} : () -> index
+    %2 = loops.dim %x, 0 : !loops.buffer<?xf32, strides=[?], offset=?>
+    %y = loops.alloc(%2) : !loops.buffer<?xf32>
+    loops.parallel (%arg0) = (%1) to (%2) step (%0) {
+      %3 = loops.load %x[%arg0] : !loops.buffer<?xf32, strides=[?], offset=?>
+      %4 = "scalar.exp"(%3) : (f32) -> f32
+      loops.store %4, %y[%arg0] : !loops.buffer<?xf32>
+      loops.yield
+    }
+    func.return %y : !loops.buffer<?xf32>
+  }
+}
+"""
+from __future__ import annotations
+
+import itertools
+
+from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.ir.core import OpResult, Operation, Value
+from lowering.ir.location import default_location
+from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
+from lowering.ir.types import FunctionType, TensorType
+
+from . import (bufferize_dot, bufferize_elementwise, bufferize_fused,  # noqa: F401
+               bufferize_indexing, bufferize_nnet, bufferize_reductions, bufferize_shapes)
+from .dce import eliminate_dead_code
+from .bufferize_core import (AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
+                             lowering_for, result_buffer_type)
+
+
+@register_pass
+class Bufferize(ModulePass):
+    """Lower tensor ops to buffers and loop nests (destination passing, run-time checks)."""
+
+    name = "bufferize"
+    use_blas: bool = option(False, "lower f32/f64 tensor.dot to CBLAS calls (loops.call) "
+                                   "instead of loop nests")
+    blas_min_work: int = option(4096, "with use-blas, products whose sizes are all static and "
+                                      "whose m*n*k is below this stay loop nests")
+
+    def apply(self, module: Operation) -> None:
+        error_codes = itertools.count(1)
+        for func in list(_functions(module)):
+            if _has_tensors(func):
+                _replace(func, lower_function(func, self, error_codes))
+
+
+def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
+    """The buffer form of ``func`` (a new, detached ``func.func`` of the same name);
+    ``error_codes`` numbers its checks.
+
+    >>> from lowering.ir.parser import parse_module
+    >>> m = parse_module("func.func @g(%x: tensor<3xi8>) -> tensor<3xi8> { "
+    ...                  "func.return %x : tensor<3xi8> }")
+    >>> new = lower_function(m.functions[0], Bufferize(), itertools.count(1))
+    >>> [op.name for op in new.body.block.ops]  # a returned argument is copied
+    ['loops.alloc', 'loops.copy', 'func.return']
+    """
+    ftype = func.function_type
+    inputs = [input_buffer_type(t) if isinstance(t, TensorType) else t for t in ftype.inputs]
+    results = [result_buffer_type(t) if isinstance(t, TensorType) else t for t in ftype.results]
+    new = FuncOp.build(func.sym_name, inputs, results, location=func.location)
+    for key, value in func.attributes.items():
+        if key not in ("sym_name", "function_type"):
+            new.attributes[key] = value
+    ctx = FunctionLowering(new.body.block, options, error_codes)
+    for old, arg in zip(func.args, new.args):
+        arg.name_hint = old.name_hint
+        if isinstance(old.type, TensorType):
+            ctx.bind(old, Lowered(old.type, buffer=arg))
+        else:
+            ctx.value_map[old] = arg
+    for op in list(func.body.block.ops):
+        ctx.op = op
+        with default_location(op.location):
+            if isinstance(op, ReturnOp):
+                _lower_return(ctx, op)
+            else:
+                _lower_op(ctx, op)
+    # Sizes and index arithmetic computed for an op but not needed in the end.
+    eliminate_dead_code(new)
+    return new
+
+
+def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
+    lower = lowering_for(op)
+    if lower is None:
+        if _has_tensors(op):
+            raise PassFailure(f"bufferize: no lowering for {op.name} (at {op.location.short()})",
+                              op)
+        ctx.b.insert(op.clone(ctx.value_map))
+        return
+    try:
+        results = lower(ctx, op)
+    except AlwaysFails:  # the op stops the function: its results are never read
+        results = [ctx.unreachable(res.type) for res in op.results]
+    for res, lowered in zip(op.results, results):
+        for v in (lowered.buffer, lowered.scalar):  # new top-level values keep the IR's names
+            if isinstance(v, OpResult) and v.name_hint is None and v.op.parent is ctx.block:
+                v.name_hint = res.name_hint
+        ctx.bind(res, lowered)
+
+
+def _lower_return(ctx: FunctionLowering, op: ReturnOp) -> None:
+    """Return fresh allocations only: copy what is not one, or is returned a second time."""
+    returned: set[Value] = set()
+    values = []
+    for v in op.operands:
+        if not isinstance(v.type, TensorType):
+            values.append(ctx.value_map.get(v, v))
+            continue
+        buf = ctx.buffer(v)
+        if not ctx.lowered(v).owned or buf in returned:
+            fresh = ctx.alloc(v.type, ctx.sizes(v))
+            ctx.copy(v, fresh)
+            buf = fresh
+        returned.add(buf)
+        values.append(buf)
+    ctx.b.insert(ReturnOp.create(values, location=op.location))
+
+
+def _functions(module: Operation):
+    return [op for reg in module.regions for block in reg.blocks for op in block.ops
+            if isinstance(op, FuncOp)]
+
+
+def _has_tensors(op: Operation) -> bool:
+    """Whether ``op`` or anything in it has a tensor operand, result, argument or type."""
+    for inner in op.walk():
+        if any(isinstance(v.type, TensorType) for v in (*inner.operands, *inner.results)):
+            return True
+        for reg in inner.regions:
+            if any(isinstance(a.type, TensorType) for b in reg.blocks for a in b.args):
+                return True
+        if isinstance(inner, FuncOp) and isinstance(inner.function_type, FunctionType) and any(
+                isinstance(t, TensorType)
+                for t in (*inner.function_type.inputs, *inner.function_type.results)):
+            return True
+    return False
+
+
+def _replace(old: FuncOp, new: FuncOp) -> None:
+    block = old.parent
+    block.insert_before(new, old)
+    old.erase(check_uses=False)
+
