@@ -214,10 +214,16 @@ def _dense_literal(arr: np.ndarray) -> str:
             return scalar(a[()])
         return "[" + ", ".join(rec(sub) for sub in a) + "]"
 
-    if arr.size > 0 and arr.ndim > 0 and (arr == arr.flat[0]).all() and not (
-            arr.dtype.kind == "f" and np.isnan(arr.flat[0])):
+    if arr.size > 0 and arr.ndim > 0 and _is_splat(arr):
         return scalar(arr.flat[0])  # a splat, as MLIR prints it
     return rec(arr)
+
+
+def _is_splat(arr: np.ndarray) -> bool:
+    """All elements bitwise equal (so 0.0 and -0.0, or two different NaNs, are not a splat)."""
+    flat = np.ascontiguousarray(arr).reshape(-1)
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
+    return bool((raw == raw[0]).all())
 
 
 def to_attribute(value) -> Attribute:

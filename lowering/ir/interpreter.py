@@ -27,8 +27,11 @@ def interpreter_rule(name: str):
     return register
 
 
-class InterpreterError(IRError):
-    """A run-time failure in the interpreter, naming the op and its location."""
+class InterpreterError(IRError, ValueError):
+    """A run-time failure in the interpreter, naming the op and its location.
+
+    It is a ValueError, as the compiled backends' shape errors are, so user code catches both alike.
+    """
 
 
 class Interpreter:

@@ -43,7 +43,7 @@ def test_names_of_results_are_quoted_and_unnamed_inputs_show_their_type():
 
 def test_a_function_prints_its_final_graph_with_toposort_positions():
     x = T.dvector("x")
-    f = theano.function([x], T.exp(x) * 2)
+    f = theano.function([x], T.exp(x) * 2, mode="FAST_COMPILE")  # no fusion: one node per op
     order = f.maker.fgraph.toposort()
     assert [str(n.op) for n in order] == ["Elemwise{exp,no_inplace}", "Elemwise{mul,no_inplace}"]
     assert debugprint(f, file="str") == (
@@ -53,10 +53,16 @@ def test_a_function_prints_its_final_graph_with_toposort_positions():
         " |TensorConstant{(1,) of 2.0} [id D]\n")
 
 
+def test_fused_ops_print_as_theano_composites():
+    x = T.dvector("x")
+    f = theano.function([x], T.exp(x) * 2)
+    assert [str(n.op) for n in f.maker.fgraph.toposort()] == ["Elemwise{Composite{[mul(exp(i0), 2.0)]}}"]
+
+
 def test_a_function_with_updates_prints_the_updated_values_after_the_outputs():
     s = theano.shared(np.zeros(2), name="s")
     x = T.dvector("x")
-    f = theano.function([x], (s * x).sum(), updates=[(s, s + x)])
+    f = theano.function([x], (s * x).sum(), updates=[(s, s + x)], mode="FAST_COMPILE")
     assert debugprint(f, file="str") == (
         "Sum{acc_dtype=float64} [id A] ''   1\n"
         " |Elemwise{mul,no_inplace} [id B] ''   0\n"

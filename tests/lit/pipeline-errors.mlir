@@ -8,7 +8,7 @@
 
 // No traceback for any of these: each is one message.
 
-// PASS:      lowering-opt: invalid pass pipeline at column 5: unknown pass 'canonicalise'; did you mean 'canonicalize'?
+// PASS:      lowering-opt: invalid pass pipeline at column 5: unknown pass 'canonicalise'; did you mean 'canonicalize'{{.*}}?
 // PASS-NEXT:   cse,canonicalise
 // PASS-NEXT:       ^
 // PASS-NOT:  Traceback
