@@ -26,6 +26,20 @@ def _initialize() -> None:
 
 
 @functools.cache
+def host_features() -> str:
+    """Every feature of this CPU; on AVX-512 hosts, 512-bit vectors are allowed.
+
+    LLVM prefers 256-bit vectors on AVX-512 CPUs by default; the vector math library's loops run
+    1.3-1.7x faster with 512-bit ones (docs/vecmath.md).
+    """
+    _initialize()
+    features = llvm.get_host_cpu_features().flatten()
+    if "+avx512f" in features.split(","):
+        features += ",-prefer-256-bit"
+    return features
+
+
+@functools.cache
 def host_target_machine(opt: int = 3):
     """A target machine for this CPU (name and every feature it has), shared by the compile
     steps. Never hand it to an execution engine: an engine owns its target machine and
@@ -38,8 +52,7 @@ def new_host_target_machine(opt: int = 3):
     _initialize()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-        opt=opt, codemodel="jitdefault")
+        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=opt, codemodel="jitdefault")
 
 
 @functools.cache
@@ -47,7 +60,7 @@ def target_key() -> str:
     """What compiled code depends on besides the IR: triple, CPU, features, llvmlite version."""
     _initialize()
     return "|".join((llvm.get_process_triple(), llvm.get_host_cpu_name(),
-                     llvm.get_host_cpu_features().flatten(), llvmlite.__version__))
+                     host_features(), llvmlite.__version__))
 
 
 def parse_and_optimize(ir_text: str, opt: int = 3):

@@ -69,7 +69,8 @@ _REFERENCES = {
     "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
     "log10": np.log10, "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": _sigmoid,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "arcsinh": np.arcsinh,
+    "arccosh": np.arccosh, "arctanh": np.arctanh, "sigmoid": _sigmoid,
     "softplus": _softplus, "pow": np.power, "sqrt": np.sqrt, "erf": _erf, "cbrt": np.cbrt,
 }
 
@@ -77,7 +78,8 @@ _NUMPY = {
     "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
     "log10": np.log10, "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,
     "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arctan2": np.arctan2,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "pow": np.power, "sqrt": np.sqrt,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "arcsinh": np.arcsinh,
+    "arccosh": np.arccosh, "arctanh": np.arctanh, "pow": np.power, "sqrt": np.sqrt,
     "cbrt": np.cbrt,
 }
 

@@ -1,7 +1,8 @@
 """Polynomial coefficients of the vector math library (generated; do not edit).
 
 Regenerate with ``python -m lowering.llvm.vecmath_remez``: minimax fits in 60-digit
-decimal arithmetic, each coefficient rounded to its format with the remaining ones refitted.
+decimal arithmetic, each coefficient rounded to its format with the remaining ones
+refitted.
 Keys are ``(approximation, format)``; values are coefficients of increasing power.
 """
 

@@ -81,6 +81,15 @@ class FloatFormat:
             return struct.unpack("<f", struct.pack("<f", value))[0]
         return math.copysign(math.inf, value)
 
+    def bits_of(self, value: float) -> int:
+        """The encoding of ``value`` rounded to this format, as an unsigned integer.
+
+        >>> hex(FORMATS["f32"].bits_of(1.0))
+        '0x3f800000'
+        """
+        packed = struct.pack("<f" if self.bits == 32 else "<d", self.round(value))
+        return int.from_bytes(packed, "little")
+
     def split(self, value: Decimal, keep_bits: int | None = None) -> tuple[float, float]:
         """A constant as ``hi + lo`` in this format: ``hi`` has ``keep_bits`` significant bits
         (all by default; fewer make small integer multiples of ``hi`` exact), ``lo`` is the rest.

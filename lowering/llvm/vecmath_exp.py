@@ -170,7 +170,8 @@ def emit_tanh(mb: MathBuilder, x: ir.Value) -> ir.Value:
     d_hi, d_lo = mb.fast_two_sum(e_hi, 1.0)
     d_lo = mb.add(d_lo, e_lo)
     q = mb.div(2.0, d_hi)
-    q_lo = mb.div(mb.sub(mb.fma(mb.neg(q), d_hi, 2.0), mb.mul(q, d_lo)), d_hi)
+    # The quotient's residual, divided by d_hi as a product with q/2 (one division, not two).
+    q_lo = mb.mul(mb.sub(mb.fma(mb.neg(q), d_hi, 2.0), mb.mul(q, d_lo)), mb.mul(q, 0.5))
     hi, lo = mb.two_sum(1.0, mb.neg(q))
     large = mb.add(hi, mb.sub(lo, q_lo))
     result = mb.select(mb.lt(a, TANH_POLY_BOUND), small, large)
@@ -186,7 +187,8 @@ def emit_sigmoid(mb: MathBuilder, x: ir.Value) -> ir.Value:
     d_lo = mb.add(d_lo, e_lo)
     positive = mb.ge(x, 0.0)
     n_hi, n_lo = mb.select(positive, 1.0, e_hi), mb.select(positive, 0.0, e_lo)
-    q = mb.div(n_hi, d_hi)
+    inverse = mb.div(1.0, d_hi)                       # one division; the residual corrects q
+    q = mb.mul(n_hi, inverse)
     residual = mb.sub(mb.add(mb.fma(mb.neg(q), d_hi, n_hi), n_lo), mb.mul(q, d_lo))
-    result = mb.add(q, mb.div(residual, d_hi))
+    result = mb.fma(residual, inverse, q)
     return mb.select(mb.isnan(x), x, result)

@@ -65,7 +65,8 @@ def _atan_reduced(mb: MathBuilder, num_a: ir.Value, num_b: ir.Value, ratio: ir.V
     numerator = mb.sub(mb.fma(p, num_a, mb.neg(qb)), qb_err)
     denominator = mb.fma(r, num_a, mb.mul(s, num_b))
     t = mb.div(numerator, denominator)
-    t_err = mb.div(mb.fma(mb.neg(t), denominator, numerator), denominator)  # the quotient's rounding
+    # The quotient's rounding error, from its fma residual.
+    t_err = mb.div(mb.fma(mb.neg(t), denominator, numerator), denominator)
     z = mb.mul(t, t)
     tail = mb.mul(mb.mul(z, t), mb.horner(z, COEFFICIENTS["atan", mb.fmt.name]))
     tail = mb.add(tail, mb.div(t_err, mb.add(z, 1.0)))

@@ -87,7 +87,8 @@ def _wrap(library: JitLibrary, name: str, fmt: str) -> Callable[..., np.ndarray]
         arrays = [np.ascontiguousarray(np.broadcast_arrays(*args)[k], dtype=dtype)
                   for k in range(arity)]
         result = np.empty(arrays[0].shape, dtype) if out is None else out
-        if result.dtype != dtype or result.shape != arrays[0].shape or not result.flags.c_contiguous:
+        shape = arrays[0].shape
+        if result.dtype != dtype or result.shape != shape or not result.flags.c_contiguous:
             raise ValueError(f"out must be a contiguous {np.dtype(dtype).name} array of shape "
                              f"{arrays[0].shape}")
         native(*(a.ctypes.data for a in arrays), result.ctypes.data, result.size)

@@ -29,12 +29,7 @@ _SQRT_HALF = math.sqrt(0.5)
 
 def _mantissa_bits(mb: MathBuilder) -> int:
     """The bits of √½ rounded to the format: the bottom of the mantissa interval."""
-    return int.from_bytes(_bytes(mb.fmt.round(_SQRT_HALF), mb.fmt.bits), "little")
-
-
-def _bytes(value: float, bits: int) -> bytes:
-    import struct
-    return struct.pack("<f" if bits == 32 else "<d", value)
+    return mb.fmt.bits_of(_SQRT_HALF)
 
 
 def reduce_log(mb: MathBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -67,9 +62,10 @@ def log1p_small(mb: MathBuilder, f: ir.Value) -> Pair:
     return hi, lo
 
 
-def _combine(mb: MathBuilder, kf: ir.Value, part: Pair, k_scale: Decimal,
-             m_scale: Decimal | None) -> ir.Value:
-    """k·k_scale + (hi + lo)·m_scale, rounded once at the end (k·k_scale_hi is exact)."""
+def combine_log(mb: MathBuilder, kf: ir.Value, part: Pair, k_scale: Decimal,
+                m_scale: Decimal | None = None) -> ir.Value:
+    """k·k_scale + (hi + lo)·m_scale, rounded once at the end (k·k_scale_hi is exact): the
+    logarithm from :func:`reduce_log` and :func:`log1p_small` in the base the scales give."""
     hi, lo = part
     if m_scale is not None:
         c_hi, c_lo = mb.fmt.split(m_scale)
@@ -91,7 +87,7 @@ def _log_specials(mb: MathBuilder, x: ir.Value, result: ir.Value) -> ir.Value:
 def _emit_log_base(mb: MathBuilder, x: ir.Value, k_scale: Decimal,
                    m_scale: Decimal | None) -> ir.Value:
     kf, f = reduce_log(mb, x)
-    return _log_specials(mb, x, _combine(mb, kf, log1p_small(mb, f), k_scale, m_scale))
+    return _log_specials(mb, x, combine_log(mb, kf, log1p_small(mb, f), k_scale, m_scale))
 
 
 def emit_log(mb: MathBuilder, x: ir.Value) -> ir.Value:
@@ -124,7 +120,7 @@ def log1p_dd(mb: MathBuilder, x: ir.Value, x_lo: ir.Value | None = None
 def emit_log1p(mb: MathBuilder, x: ir.Value) -> ir.Value:
     """log(1 + x), accurate near x = 0."""
     kf, part = log1p_dd(mb, x)
-    result = _combine(mb, kf, part, LN2, None)
+    result = combine_log(mb, kf, part, LN2, None)
     result = mb.select(mb.eq(x, math.inf), math.inf, result)
     result = mb.select(mb.eq(x, -1.0), -math.inf, result)
     result = mb.select(mb.lt_or_nan(x, -1.0), math.nan, result)

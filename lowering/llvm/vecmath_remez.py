@@ -324,7 +324,8 @@ def minimax(points: list[Decimal], targets: list[Decimal], basis: list[list[Deci
 
 
 def fit_rounded(spec: FitSpec, fmt: str, grid_points: int = GRID_POINTS) -> Fit:
-    """Fit ``spec`` for ``fmt``, rounding coefficients to ``fmt`` one by one and refitting the rest."""
+    """Fit ``spec`` for ``fmt``, rounding the coefficients to ``fmt`` one by one and refitting
+    the rest after each."""
     with localcontext() as ctx:
         ctx.prec = PRECISION
         points = _grid(*spec.interval, grid_points)
@@ -385,7 +386,8 @@ def _erf_small_spec(fmt: str) -> FitSpec:
     """erf on [0, 1] as x·c + x·P(x²), with c = 2/√π rounded and P fitted to what c misses."""
     c = Decimal(two_over_sqrt_pi(fmt))
     return FitSpec(
-        "erf_small", (_d("1e-30"), ERF_SMALL_BOUND), target=lambda x: erf(x) - c * x, scale=lambda x: x,
+        "erf_small", (_d("1e-30"), ERF_SMALL_BOUND), target=lambda x: erf(x) - c * x,
+        scale=lambda x: x,
         weight=lambda x: 1 / erf(x), degree={fmt: ERF_SMALL_DEGREE[fmt]}, var=lambda x: x * x)
 
 
@@ -451,7 +453,8 @@ def render_table(fits: list[Fit]) -> str:
         '"""Polynomial coefficients of the vector math library (generated; do not edit).',
         "",
         "Regenerate with ``python -m lowering.llvm.vecmath_remez``: minimax fits in 60-digit",
-        "decimal arithmetic, each coefficient rounded to its format with the remaining ones refitted.",
+        "decimal arithmetic, each coefficient rounded to its format with the remaining ones",
+        "refitted.",
         "Keys are ``(approximation, format)``; values are coefficients of increasing power.",
         '"""',
         "",

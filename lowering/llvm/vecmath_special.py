@@ -29,7 +29,8 @@ def emit_erf(mb: MathBuilder, x: ir.Value) -> ir.Value:
     fmt = mb.fmt.name
     a = mb.abs(x)
     z = mb.mul(a, a)
-    small = mb.fma(a, two_over_sqrt_pi(fmt), mb.mul(a, mb.horner(z, COEFFICIENTS["erf_small", fmt])))
+    correction = mb.mul(a, mb.horner(z, COEFFICIENTS["erf_small", fmt]))
+    small = mb.fma(a, two_over_sqrt_pi(fmt), correction)
     lo_bound, hi_bound = (float(v) for v in ERF_LARGE[fmt])
     ac = mb.intrinsic("minnum", a, hi_bound)
     center, half = (lo_bound + hi_bound) / 2, (hi_bound - lo_bound) / 2

@@ -101,7 +101,8 @@ SWEEPS = {
     "exp": (-104, 89), "exp2": (-150, 128), "expm1": (-20, 89), "log": (0, 30), "log2": (0, 30),
     "log10": (0, 30), "log1p": (-1, 30), "sin": (-30, 30), "cos": (-30, 30), "tan": (-30, 30),
     "arcsin": (-1, 1), "arccos": (-1, 1), "arctan": (-20, 20), "arctan2": (-5, 5),
-    "sinh": (-89, 89), "cosh": (-89, 89), "tanh": (-10, 10), "sigmoid": (-104, 40),
+    "sinh": (-89, 89), "cosh": (-89, 89), "tanh": (-10, 10), "arcsinh": (-30, 30),
+    "arccosh": (1, 30), "arctanh": (-1, 1), "sigmoid": (-104, 40),
     "softplus": (-104, 40), "pow": (0, 8), "sqrt": (0, 30), "erf": (-6, 6), "cbrt": (-30, 30),
 }
 
@@ -140,7 +141,8 @@ def edge_arguments(name: str, fmt: str) -> list[float]:
         "exp2": [float(info.maxexp), float(info.minexp - info.nmant)],
         "sinh": [math.log(float(info.max)) + math.log(2)],
         "cosh": [math.log(float(info.max)) + math.log(2)],
-        "log1p": [-1.0], "arcsin": [1.0], "arccos": [1.0],
+        "log1p": [-1.0], "arcsin": [1.0], "arccos": [1.0], "arccosh": [1.0], "arctanh": [1.0],
+        "arcsinh": [2.0 ** 27, 2.0 ** -27, 2.0 ** 13, 2.0 ** -13],
         "sigmoid": [math.log(float(info.smallest_subnormal))],
         "softplus": [math.log(float(info.smallest_subnormal))],
     }.get(name, [])
@@ -287,7 +289,8 @@ def test_minimax_equioscillates():
 
 def test_rounding_to_f32_is_to_nearest():
     assert round_to_format(Decimal(1) + Decimal(2) ** -24, "f32") == 1.0          # tie to even
-    assert round_to_format(Decimal(1) + Decimal(2) ** -24 + Decimal(2) ** -60, "f32") == 1 + 2 ** -23
+    above_tie = Decimal(1) + Decimal(2) ** -24 + Decimal(2) ** -60
+    assert round_to_format(above_tie, "f32") == 1 + 2 ** -23
     assert round_to_format(Decimal("1e-50"), "f32") == 0.0
 
 
