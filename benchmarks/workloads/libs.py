@@ -1,0 +1,77 @@
+"""Small helpers that give each library's ports the same footing.
+
+The Theano-style libraries (``lowering`` and PyTensor) run with ``floatX=float32``, as the seed
+programs set it, so that Python float constants stay float32. JAX results are waited for
+(``block_until_ready``), so a timed call includes the work, not only its dispatch.
+
+>>> inputs(lambda rng: rng.rand(3).astype("float32"), "demo", 3) is inputs(
+...     lambda rng: rng.rand(3).astype("float32"), "demo", 3)
+True
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+_INPUTS: dict[tuple, Any] = {}
+
+
+def inputs(make: Callable[[np.random.RandomState], Any], *key) -> Any:
+    """``make(RandomState(0))``, made once per ``key`` and shared by every library's port (ports
+    never write into their inputs)."""
+    if key not in _INPUTS:
+        _INPUTS[key] = make(np.random.RandomState(0))
+    return _INPUTS[key]
+
+
+def forget_inputs() -> None:
+    """Drop the shared inputs (between workloads, to keep memory use down)."""
+    _INPUTS.clear()
+
+
+@functools.cache
+def lowering_modules():
+    """``(lowering, lowering.tensor)`` with ``floatX=float32``."""
+    import lowering
+    import lowering.tensor
+    lowering.config.floatX = "float32"
+    return lowering, lowering.tensor
+
+
+@functools.cache
+def pytensor_modules():
+    """``(pytensor, pytensor.tensor)`` with ``floatX=float32``."""
+    import warnings
+
+    import pytensor
+    import pytensor.tensor
+    warnings.filterwarnings("ignore", module="pytensor")  # e.g. "no BLAS flags": defaults kept
+    pytensor.config.floatX = "float32"
+    return pytensor, pytensor.tensor
+
+
+def lowering_function(inputs_, outputs, **kwargs):
+    """``lowering.function(..., mode="FAST_RUN")`` and a note saying how it executes."""
+    from benchmarks.peers import lowering_execution
+    lowering, _ = lowering_modules()
+    f = lowering.function(inputs_, outputs, mode="FAST_RUN", **kwargs)
+    return f, lowering_execution(f)
+
+
+def pytensor_function(inputs_, outputs, **kwargs):
+    """``pytensor.function(...)`` with PyTensor's default mode, and a note naming its linker."""
+    from benchmarks.peers import pytensor_linker
+    pytensor, _ = pytensor_modules()
+    f = pytensor.function(inputs_, outputs, **kwargs)
+    return f, f"default mode, {pytensor_linker(f)} linker"
+
+
+def jax_waiting(fn: Callable, *args) -> Callable[[], Any]:
+    """A call of ``fn(*args)`` that returns once JAX has computed the result."""
+    import jax
+
+    def run():
+        return jax.block_until_ready(fn(*args))
+    return run
