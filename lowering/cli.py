@@ -56,6 +56,23 @@ def register_emitter(name: str, emit: Emitter) -> None:
     EMITTERS[name] = emit
 
 
+def _emit_llvm(module: Operation) -> str:
+    """``--emit llvm``: the CPU backend's LLVM IR after LLVM's O3 pipeline, from tensor-level
+    (bufferized first) or loops-level input."""
+    from lowering.compile.cpu_executor import emit_llvm  # imported when used: a fast start
+    return emit_llvm(module)
+
+
+def _emit_asm(module: Operation) -> str:
+    """``--emit asm``: the host assembly the CPU backend makes of the module."""
+    from lowering.compile.cpu_executor import emit_asm
+    return emit_asm(module)
+
+
+register_emitter("llvm", _emit_llvm)
+register_emitter("asm", _emit_asm)
+
+
 SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
 _PYTHON_INPUT = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_][\w.]*)$")
 

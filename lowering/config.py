@@ -75,6 +75,13 @@ def _int(value) -> int:
         raise ConfigError("expected an integer") from None
 
 
+def _nonnegative_int(value) -> int:
+    number = _int(value)
+    if number < 0:
+        raise ConfigError("expected an integer >= 0")
+    return number
+
+
 def _float(value) -> float:
     if isinstance(value, bool):
         raise ConfigError("expected a number")
@@ -154,6 +161,9 @@ class Flag:
 
 
 def _default_cache_dir() -> str:
+    """``$LOWERING_CACHE_DIR``, else ``$XDG_CACHE_HOME/lowering``, else ``~/.cache/lowering``."""
+    if os.environ.get("LOWERING_CACHE_DIR"):
+        return os.path.expanduser(os.environ["LOWERING_CACHE_DIR"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lowering")
 
@@ -189,10 +199,13 @@ FLAGS: tuple[Flag, ...] = (
     Flag("warn_float64", "ignore", _enum("ignore", "warn", "raise", "pdb"),
          "what to do when a float64 variable is created"),
     Flag("cache", True, _bool, "keep compiled code in the on-disk cache"),
-    Flag("cache_dir", _default_cache_dir(), _cache_dir, "directory of the on-disk cache"),
+    Flag("cache_dir", _default_cache_dir(), _cache_dir,
+         "directory of the on-disk cache (default: $LOWERING_CACHE_DIR, else ~/.cache/lowering)"),
     Flag("exception_verbosity", "low", _enum("low", "high"), "how much run-time errors print"),
     Flag("traceback.limit", 8, _int, "stack frames kept with each op's creation site"),
     Flag("openmp", True, _bool, "run large loops on all cores"),
+    Flag("cpu_threads", 0, _nonnegative_int,
+         "threads a large loop runs on (0: every core this process may use)"),
     Flag("openmp_elemwise_minsize", 200000, _int,
          "smallest elementwise size that runs in parallel"),
     Flag("blas.ldflags", "", _str, "link flags of the BLAS to call (empty: NumPy's own)"),

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import lowering as theano
+from lowering.llvm.vecmath import MATH_FUNCTIONS
+from lowering.llvm.vecmath_accuracy import reference, ulp_error
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
@@ -25,6 +27,14 @@ def run_script(name: str, *args: str) -> str:
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+@pytest.mark.parametrize("name", ["exp_check", "logreg", "logreg_shared", "shared_state"])
+def test_the_examples_run_as_compiled_cpu_code(name):
+    with theano.config.change_flags(floatX=theano.config.floatX):  # some examples set float32
+        example = load(name)
+    functions = [v for v in vars(example).values() if isinstance(v, theano.Function)]
+    assert functions and {f.executor_name for f in functions} == {"cpu"}
 
 
 # -- seed 003: shared variables -------------------------------------------------------------------
@@ -45,8 +55,14 @@ def test_shared_state_script_prints_the_seed_values():
 
 def test_exp_check_computes_numpy_exp_on_the_cpu(capsys):
     example = load("exp_check")
+    assert example.f.executor_name == "cpu"  # machine code, the default mode
     result = example.main(3)
-    np.testing.assert_array_equal(result, np.exp(example.x.get_value()))
+    # The compiled exp is the vector math library's: within its documented error of the exact
+    # values (NumPy's own exp may differ from it by an ulp).
+    fmt = {"float32": "f32", "float64": "f64"}[theano.config.floatX]
+    x = example.x.get_value()
+    assert ulp_error(result, reference("exp", x), fmt).max() <= MATH_FUNCTIONS["exp"].max_ulp[fmt]
+    np.testing.assert_allclose(result, np.exp(x), rtol=4 * np.finfo(result.dtype).eps)
     assert result.dtype == np.dtype(theano.config.floatX) and result.shape == (230400,)
     out = capsys.readouterr().out
     assert out.splitlines()[0] == \
@@ -102,6 +118,7 @@ def _reference_step(x, y, w, b):
 
 def test_logreg_uses_the_cpu_matrix_vector_product(logreg):
     assert logreg.used_device(logreg.train) == "Used the cpu"
+    assert logreg.train.executor_name == logreg.predict.executor_name == "cpu"
     assert logreg.train.name == "train"
 
 

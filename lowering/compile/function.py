@@ -20,7 +20,7 @@ import numpy as np
 
 from lowering.ir.core import Value
 
-from . import interpreter_executor  # noqa: F401  (registers the interpreter executor)
+from . import cpu_executor, interpreter_executor  # noqa: F401  (register the executors)
 from .fgraph import FunctionGraph
 from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
                               check_update_type, value_label)
@@ -277,6 +277,10 @@ class Function:
         else:
             self.executor_name, factory = executor
             self._execute = factory(built.module)
+        # An executor with ``raw_call`` checks its own arguments and returns fresh arrays (or an
+        # int code that its ``recover`` turns into results or an exception): calls go to it
+        # directly.
+        self._direct = getattr(self._execute, "raw_call", None)
         self.maker = FunctionMaker(func, inputs, outputs, mode)
         self._stages: dict[str, object] = {}
         self._prepare_calls(built, func, inputs, outputs, single, states or {},
@@ -294,6 +298,8 @@ class Function:
         self._input_names = {s.name: i for i, s in enumerate(inputs) if s.name}
         arg_types = [a.type for a in func.regions[0].block.args]
         self._labels = [_input_label(pos, spec, self.name) for pos, spec in enumerate(inputs)]
+        self._argument_names = [spec.name or f"#{pos}" for pos, spec in enumerate(inputs)] + [
+            container.name or f"shared #{k}" for k, container in enumerate(self._shared)]
         downcasts = [allow_input_downcast if s.allow_downcast is None else s.allow_downcast
                      for s in inputs]
         self._checks = [_input_check(t, label, spec.strict, downcast, floatx)
@@ -319,6 +325,16 @@ class Function:
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != self._num_inputs:
             args = self._bind(args, kwargs)
+        direct = self._direct
+        if direct is not None:
+            shared = self._shared
+            results = direct(*args, *[c.value for c in shared]) if shared else direct(*args)
+            if type(results) is not list:
+                results = self._recover(args, results)
+            if self._targets:
+                for container, value in zip(self._targets, results[self._num_outputs:]):
+                    container.value = value
+            return results[0] if self._single else results[:self._num_outputs]
         if self.trust_input:
             values = list(args)
         else:
@@ -331,6 +347,15 @@ class Function:
         for container, value in zip(self._targets, results[self._num_outputs:]):
             container.value = value
         return outputs[0] if self._single else outputs
+
+    def _recover(self, args, code) -> list:
+        """A direct call that returned ``code``: check the arguments as a call of the other
+        executors does (a wrong dtype, rank or static size gets its error naming the input),
+        then let the executor finish (convert what it could not read, or raise the error)."""
+        values = list(args) if self.trust_input else \
+            [check(a) for check, a in zip(self._checks, args)]
+        values.extend(container.value for container in self._shared)
+        return self._execute.recover(values, code, self._argument_names)
 
     def _own_results(self, results: list, args: list) -> list:
         """Results as ndarrays of their types, copied where they would alias an argument, a

@@ -115,7 +115,8 @@ def as_array(x, dtype=None) -> np.ndarray:
     """Python or NumPy data as an array; Python floats take ``floatX`` unless ``dtype`` is given."""
     if dtype is not None:
         return np.asarray(x, dtype=canonical_dtype(dtype))
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        # (numpy.float64 is a Python float, but NumPy scalars keep their own dtype)
         return np.asarray(x, dtype=python_scalar_dtype(x))
     arr = np.asarray(x)
     if arr.dtype == object:

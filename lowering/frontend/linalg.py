@@ -33,8 +33,12 @@ def dot(a, b) -> TensorVariable:
     if a.ndim <= 2:
         return apply(DotOp, a_, b_, named=[a, b])
     # (d0, ..., k) . (k[, m]): a matrix product on (d0 * ..., k), then the leading dims back.
-    product = apply(DotOp, reshape(a_, (-1, shape_i(a_, -1))), b_, named=[a, b])
+    # The row count is the product of the leading sizes, not -1, which is ambiguous when k == 0.
     lead = [shape_i(a_, d) for d in range(a.ndim - 1)]
+    rows = lead[0]
+    for size in lead[1:]:
+        rows = rows * size
+    product = apply(DotOp, reshape(a_, (rows, shape_i(a_, -1))), b_, named=[a, b])
     return reshape(product, lead + ([shape_i(b_, 1)] if b.ndim == 2 else []))
 
 
