@@ -19,7 +19,8 @@ more accurate where ``1 - p`` cancels, which is why they are not canonicalizatio
 and, for the gradients ``grad`` builds from such graphs, products are put in order: a tree of
 ``mul``, ``div``, ``neg`` and ``reciprocal`` is read as ``c * (a * b * ...) / (d * ...)``, then
 
-- a factor in both the numerator and the denominator cancels (``(g / p) * p`` is ``g``),
+- a factor in both the numerator and the denominator cancels (``(g / p) * p`` is ``g``) when it
+  is positive and finite in exact arithmetic (a sigmoid, an exp, a softplus: ``x / x`` stays),
 - ``exp(x) * sigmoid(-x)`` is ``sigmoid(x)``, and a denominator ``1 + exp(x)`` is a numerator
   ``sigmoid(-x)``,
 - a sum among the factors is distributed over the others when that lets a term cancel:
@@ -304,6 +305,12 @@ def read_product(value: Value, root: bool = True, depth: int = 0) -> Product:
     return Product(1.0, [value])
 
 
+def _cancellable(value: Value) -> bool:
+    """Whether ``value / value`` is 1 in exact arithmetic for every input: only for factors that
+    are never zero nor infinite there (``x / x`` is NaN at 0 and must stay so)."""
+    return defining(value, SigmoidOp, ExpOp, SoftplusOp) is not None
+
+
 def simplify_product(product: Product, new: NewOps) -> tuple[Product, bool]:
     """Cancel factors, merge ``exp(x) * sigmoid(-x)`` and turn denominators ``1 + exp(x)`` into
     numerators ``sigmoid(-x)``; returns the product and whether anything changed."""
@@ -337,7 +344,7 @@ def simplify_product(product: Product, new: NewOps) -> tuple[Product, bool]:
     kept_denominators = []
     for d in denominators:
         key = value_keys(d)
-        if key in keys:
+        if key in keys and _cancellable(d):
             index = keys.index(key)
             del numerators[index], keys[index]
             changed = True

@@ -202,3 +202,11 @@ def test_logistic_regression_training_stays_finite():
         err = train(data_x, data_y)
     assert np.isfinite(err).all() and np.isfinite(w.get_value()).all()
     assert np.isfinite(b.get_value())
+
+
+def test_a_general_factor_does_not_cancel_so_zero_over_zero_stays_nan():
+    import lowering as theano
+    import lowering.tensor as T
+    x = T.dscalar("x")
+    f = theano.function([x], x / x)
+    assert np.isnan(f(0.0)) and np.isnan(f(np.inf)) and f(2.0) == 1.0
