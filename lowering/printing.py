@@ -1,5 +1,5 @@
-"""Printing graphs as Theano does: ``debugprint`` (one line per variable) and ``pp`` (an infix
-expression).
+"""Printing graphs as Theano does: ``debugprint`` (one line per variable), ``pp`` (an infix
+expression) and ``pydotprint`` (a Graphviz picture, ``lowering.printing_dot``).
 
 ``debugprint`` writes each variable of a graph with an identifier, indented under the variable
 that uses it; a variable met again prints only its identifier. For a compiled function it prints
@@ -29,8 +29,10 @@ from lowering.compile.fgraph import Apply, FunctionGraph, GraphVariable, GraphVi
 from lowering.compile.function import Function
 from lowering.compile.io import graph_value
 from lowering.frontend.types import TensorType
+from lowering.printing_dot import GraphvizNotFoundError, graph_to_dot, pydotprint  # noqa: F401
 
-__all__ = ["debugprint", "pp", "pprint", "char_from_number"]
+__all__ = ["debugprint", "pp", "pprint", "char_from_number", "pydotprint", "graph_to_dot",
+           "destroy_map", "view_map"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -53,7 +55,8 @@ def char_from_number(number: int) -> str:
 
 
 def debugprint(obj, depth: int = -1, print_type: bool = False, file=None, ids: str = "CHAR",
-               stop_on_name: bool = False):
+               stop_on_name: bool = False, print_destroy_map: bool = False,
+               print_view_map: bool = False):
     """Print the graph of ``obj`` (a variable, a list of variables, a compiled Function, a
     FunctionGraph or an Apply node) in Theano's format.
 
@@ -61,12 +64,24 @@ def debugprint(obj, depth: int = -1, print_type: bool = False, file=None, ids: s
     ``ids`` is ``"CHAR"`` (``[id A]``), ``"int"`` (``[id 0]``), ``"id"`` (Python ids) or ``""``;
     ``stop_on_name`` does not print below named variables. ``file`` is a file-like object (the
     default is standard output; it is returned), or ``"str"`` to get the text back.
+
+    Nodes whose results the compiled code writes into an operand show it in the op's text
+    (``Elemwise{add}[(0, 0)]``, ``CGemv{inplace}``); ``print_destroy_map`` also prints Theano's
+    ``d={result: [operand]}`` after the name, and ``print_view_map`` ``v={0: [0]}`` for results
+    that are views of an operand (dimshuffle, basic indexing, reshape).
+
+    >>> import lowering.tensor as T
+    >>> m = T.dmatrix("m")
+    >>> debugprint(m.T, print_view_map=True)
+    DimShuffle{1,0} [id A] ''  v={0: [0]} 
+     |m [id B]
     """
     results, order = _results_to_print(obj)
     out = io.StringIO() if file == "str" else (sys.stdout if file is None else file)
     done: dict = {}
+    maps = (print_destroy_map, print_view_map)
     for r in results:
-        _print_variable(r, depth, done, print_type, out, order, ids, stop_on_name)
+        _print_variable(r, depth, done, print_type, out, order, ids, stop_on_name, maps)
     if file == "str":
         return out.getvalue()
     if file is None:
@@ -118,7 +133,23 @@ class _TransferredView:
         self.type = host.type
 
 
-def _print_variable(root: GraphVariable, depth, done, print_type, out, order, ids, stop_on_name):
+def destroy_map(node) -> dict[int, list[int]]:
+    """Theano's ``destroy_map`` of a node: ``{result: [operand]}`` for each result the compiled
+    code writes into an operand's memory."""
+    pattern = getattr(node.op, "inplace_pattern", None) or {}
+    return {result: [operand] for result, operand in sorted(pattern.items())}
+
+
+def view_map(node) -> dict[int, list[int]]:
+    """Theano's ``view_map`` of a node: ``{0: [0]}`` when its result is a view of its first
+    operand (as ``bufferize`` makes dimshuffles, basic indexing and reshapes)."""
+    from lowering.compile.profile_memory import VIEW_OPS
+    ir_op = getattr(node, "ir_op", None)
+    return {0: [0]} if ir_op is not None and ir_op.name in VIEW_OPS else {}
+
+
+def _print_variable(root: GraphVariable, depth, done, print_type, out, order, ids, stop_on_name,
+                    maps=(False, False)):
     """Theano's recursive debugprint, with an explicit stack (graphs may be very deep)."""
     order_index = {node: i for i, node in enumerate(order)}
 
@@ -149,7 +180,11 @@ def _print_variable(root: GraphVariable, depth, done, print_type, out, order, id
         already = node in done
         idx = "" if len(node.outputs) == 1 else f".{node.outputs.index(r)}"
         position = str(order_index[node]) if order and node in order_index else ""
-        out.write(f"{prefix}{node.op}{idx} {id_of(node)}{type_str} '{r.name or ''}'   "
+        destroyed = destroy_map(node) if maps[0] else {}
+        viewed = view_map(node) if maps[1] else {}
+        d = f"d={destroyed}" if destroyed else ""
+        v = f"v={viewed}" if viewed else ""
+        out.write(f"{prefix}{node.op}{idx} {id_of(node)}{type_str} '{r.name or ''}' {d} {v} "
                   f"{position}\n")
         if already or (stop_on_name and r.name is not None):
             continue

@@ -39,7 +39,8 @@ from .cpu_native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeC
                               native_form)
 from .pipeline import register_executor, register_stage
 
-__all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "emit_llvm", "emit_asm"]
+__all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
+           "emit_asm"]
 
 
 class CpuCompileError(Exception):
@@ -81,16 +82,39 @@ class CpuExecutor:
             call = CtypesCall(address, signature.inputs, signature.outputs, keep)
             self.call_path = "ctypes"
         self.raw_call = call
+        _release_workspace_at_exit(self, self.compiled)
 
     @property
     def signature(self):
         return self.compiled.signature
 
+    @property
+    def updated_in_place(self) -> tuple[tuple[int, int], ...]:
+        """``(result, argument)`` pairs: results the code writes into the argument's memory
+        instead of returning them (shared variables updated in place). ``raw_call`` and
+        ``recover`` return the other results only; the argument must be C-contiguous and
+        writable (``function()`` sees to it)."""
+        return self.compiled.signature.updated_in_place
+
+    @property
+    def inplace_patterns(self) -> tuple[tuple[int, int, int], ...]:
+        """``(op, result, operand)``: the result of the module's op (by position in the
+        function's block) computed in that operand's memory."""
+        return self.compiled.signature.inplace_patterns
+
     def __call__(self, values: list) -> list:
+        """The function's results for the argument arrays ``values``; a result updated in
+        place is its argument's array itself (holding the new value)."""
+        if self.updated_in_place:
+            values = list(values)
+            for _, a in self.updated_in_place:
+                values[a] = writable_contiguous(values[a], self.signature.inputs[a][0])
         result = self.raw_call(*values)
-        if type(result) is list:
-            return result
-        return self.recover(values, result)
+        if type(result) is not list:
+            result = self.recover(values, result)
+        for r, a in self.updated_in_place:
+            result.insert(r, values[a])
+        return result
 
     def recover(self, values, code: int, names=None) -> list:
         """Finish a call whose ``raw_call`` returned ``code``: convert the arguments it could
@@ -110,6 +134,42 @@ class CpuExecutor:
         shapes = ", ".join(f"{name} {np.shape(v)}" for name, v in zip(names, values))
         raise compiled_error(code, self.compiled.errors, self.compiled.error_kinds,
                              f"the arguments had shapes {shapes}" if shapes else "")
+
+
+def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> None:
+    """Code compiled with ``allow_gc=False`` keeps its temporaries in a workspace: free it when
+    ``executor`` goes (the finalizer keeps the code loaded until then)."""
+    import ctypes
+    import weakref
+
+    from lowering.llvm.lower_workspace import release_name
+    name = release_name(compiled.signature.entry[:-len("_entry")])
+    try:
+        address = compiled.library.address(name)
+    except KeyError:
+        return  # no workspace
+    release = ctypes.CFUNCTYPE(ctypes.c_int32)(address)
+    weakref.finalize(executor, _call_release, release, compiled.library)
+
+
+def _call_release(release, library) -> None:
+    # ``library`` is an argument only to stay loaded until the workspace is freed.
+    release()
+
+
+def writable_contiguous(value, dtype: np.dtype) -> np.ndarray:
+    """``value`` itself if compiled code may write into it in place (an ndarray of exactly
+    ``dtype``, C-contiguous, aligned and writable), else a copy that is.
+
+    >>> a = np.arange(6.0).reshape(2, 3)
+    >>> writable_contiguous(a, a.dtype) is a, writable_contiguous(a.T, a.dtype).flags.c_contiguous
+    (True, True)
+    """
+    if type(value) is np.ndarray and value.dtype is dtype:
+        flags = value.flags
+        if flags.c_contiguous and flags.aligned and flags.writeable:
+            return value
+    return np.array(value, dtype=dtype, order="C")
 
 
 def compiled_error(code: int, errors: dict, kinds: dict, context: str = "") -> Exception:

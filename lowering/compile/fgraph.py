@@ -8,7 +8,10 @@ them. Here the IR of the function is the truth and these are thin views of it:
 - a node's ``op`` is what the **presentation** makes of the IR op; the front end installs one
   giving Theano's op classes (``Elemwise{exp,no_inplace}``), so ``isinstance(node.op, T.Elemwise)``
   works; without it, nodes show the IR op names;
-- variables print through the same presentation (``x``, ``<TensorType(float32, vector)>``).
+- variables print through the same presentation (``x``, ``<TensorType(float32, vector)>``);
+- results the compiled code computes in an operand's memory (``inplace_patterns``, from the
+  backend) are passed to the presentation as ``op_view(ir_op, inplace_pattern={0: 0})``, which
+  Theano prints ``Elemwise{...}[(0, 0)]``.
 
 >>> import numpy as np
 >>> from lowering.compile.graph_to_module import build_module
@@ -27,13 +30,15 @@ from lowering.ir.core import Operation, OpResult, Value
 
 
 class IROpView:
-    """The default view of an IR op: prints as its name (``tensor.exp``)."""
+    """The default view of an IR op: prints as its name (``tensor.exp``), with the results
+    computed in an operand's memory as ``{result: operand}`` (``tensor.sub{0: 0}``)."""
 
-    def __init__(self, op: Operation):
+    def __init__(self, op: Operation, inplace_pattern: dict | None = None):
         self.ir_op = op
+        self.inplace_pattern = dict(inplace_pattern or {})
 
     def __str__(self):
-        return self.ir_op.name
+        return self.ir_op.name + (str(self.inplace_pattern) if self.inplace_pattern else "")
 
     __repr__ = __str__
 
@@ -81,7 +86,9 @@ class Apply:
 
     def __init__(self, ir_op: Operation, view: "GraphView"):
         self.ir_op = ir_op
-        self.op = PRESENTATION.op_view(ir_op)
+        pattern = view.inplace_patterns.get(ir_op)
+        self.op = PRESENTATION.op_view(ir_op, inplace_pattern=pattern) if pattern else \
+            PRESENTATION.op_view(ir_op)
         self.outputs = [view.variable(r) for r in ir_op.results]
         self.inputs = [view.variable(v) for v in ir_op.operands]
 
@@ -129,9 +136,10 @@ class GraphVariable:
 class GraphView:
     """Views of IR values and ops, made once each so that identities are stable."""
 
-    def __init__(self):
+    def __init__(self, inplace_patterns: dict | None = None):
         self._variables: dict[Value, GraphVariable] = {}
         self._nodes: dict[Operation, Apply] = {}
+        self.inplace_patterns = inplace_patterns or {}
 
     def variable(self, value: Value) -> GraphVariable:
         var = self._variables.get(value)
@@ -148,11 +156,12 @@ class GraphView:
 
 class FunctionGraph:
     """The view of one ``func.func``: ``inputs`` (its arguments), ``outputs`` (what it returns:
-    the outputs, then the updated shared values) and ``toposort()``."""
+    the outputs, then the updated shared values) and ``toposort()``. ``inplace_patterns``:
+    ``{op: {result: operand}}`` for the results computed in an operand's memory."""
 
-    def __init__(self, func: Operation):
+    def __init__(self, func: Operation, inplace_patterns: dict | None = None):
         self.func = func
-        self.view = GraphView()
+        self.view = GraphView(inplace_patterns)
         block = func.regions[0].blocks[0]
         self.inputs = [self.view.variable(a) for a in block.args]
         self.outputs = [self.view.variable(v) for v in block.last_op.operands]

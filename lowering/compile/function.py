@@ -14,6 +14,7 @@ array([1., 2.])
 """
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -21,13 +22,14 @@ import numpy as np
 from lowering.ir.core import Value
 
 from . import cpu_executor, interpreter_executor  # noqa: F401  (register the executors)
+from .cpu_executor import writable_contiguous
 from .fgraph import FunctionGraph
 from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
                               check_update_type, value_label)
 from .io import In, Out, graph_value, variable_name
 from .pass_check import CheckingExecutor, SnapshotPasses
-from .pipeline import (Mode, choose_executor, get_mode, optimization_pipeline, optimize,
-                       stage_producer)
+from .graph_cache import optimize_with_cache
+from .pipeline import Mode, choose_executor, get_mode, stage_producer
 from .shared_storage import SharedContainer, shared_container
 from .values import filter_value
 
@@ -56,10 +58,11 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
       right dtype and rank).
     - ``accept_inplace`` and ``rebuild_strict`` are accepted for Theano compatibility: graphs
       hold no in-place ops before compilation, and givens must keep the replaced types.
-    - ``profile``: profiling is not available yet; a true value is an error.
+    - ``profile``: True (or a ``profiling.ProfileStats`` to gather several functions in) times
+      every node of each call and prints Theano's profile at exit (``f.profile``); None reads
+      ``config.profile``; mode ``ProfileMode`` profiles too. See ``lowering.compile.profiling``.
     """
-    if profile:
-        raise NotImplementedError("function(profile=...): profiling is not available yet")
+    started = time.perf_counter()
     from lowering.config import config
     on_unused_input = on_unused_input or config.on_unused_input
     if on_unused_input not in ("raise", "warn", "ignore"):
@@ -76,12 +79,19 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
     built = build_module(input_values, [graph_value(o.variable) for o in out_specs], pairs,
                          replacements, name, default_updates=not no_default_updates)
     _check_unused(built, specs, on_unused_input)
+    _mark_mutable_inputs(built, specs)
     mode = get_mode(mode)
     executor = choose_executor(mode)
     _check_output_targets(out_specs, executor[0])
-    return Function(built, specs, out_specs, single, mode, executor, name, states,
-                    allow_input_downcast=allow_input_downcast, trust_input=trust_input,
-                    floatx=config.floatX)
+    options = dict(allow_input_downcast=allow_input_downcast, trust_input=trust_input,
+                   floatx=config.floatX)
+    if profile is None:
+        profile = config.profile or mode.name == "ProfileMode"
+    if profile:
+        from .profiling import ProfiledFunction
+        return ProfiledFunction(built, specs, out_specs, single, mode, executor, name, states,
+                                profile=profile, compile_started=started, **options)
+    return Function(built, specs, out_specs, single, mode, executor, name, states, **options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,6 +227,15 @@ def _check_unused(built: BuiltModule, specs: list[In], policy: str) -> None:
         warnings.warn(message, stacklevel=3)
 
 
+def _mark_mutable_inputs(built: BuiltModule, specs: list[In]) -> None:
+    """``In(x, mutable=True)`` (without a default, which later calls still need): the function
+    may overwrite the caller's array, which the ``mutable_args`` attribute tells the compiler."""
+    from lowering.ir.attributes import ArrayAttr, IntAttr
+    mutable = [pos for pos, spec in enumerate(specs) if spec.mutable and not spec.has_default]
+    if mutable:
+        built.func.attributes["mutable_args"] = ArrayAttr(tuple(IntAttr(p) for p in mutable))
+
+
 def _check_output_targets(out_specs: list[Out], executor: str) -> None:
     """Outputs asked to stay on a GPU (``x.transfer(None)``) need the GPU executor: returning
     host arrays instead would hide that the request was not met."""
@@ -236,17 +255,20 @@ class FunctionMaker:
     """What a Function was made from (Theano's ``f.maker``): ``fgraph`` (the final IR as
     Theano-style nodes), ``inputs`` (In), ``outputs`` (Out) and ``mode``."""
 
-    def __init__(self, func, inputs: list[In], outputs: list[Out], mode: Mode):
+    def __init__(self, func, inputs: list[In], outputs: list[Out], mode: Mode,
+                 inplace_patterns: dict | None = None):
         self._func = func
         self._fgraph = None
         self.inputs = inputs
         self.outputs = outputs
         self.mode = mode
+        # {op: {result: operand}}: results the compiled code computes in an operand's memory
+        self.inplace_patterns = inplace_patterns or {}
 
     @property
     def fgraph(self) -> FunctionGraph:
         if self._fgraph is None:
-            self._fgraph = FunctionGraph(self._func)
+            self._fgraph = FunctionGraph(self._func, self.inplace_patterns)
         return self._fgraph
 
 
@@ -255,7 +277,10 @@ class Function:
 
     ``ir(stage)`` gives the IR text at a stage, ``ir_module(stage)`` a copy of the module;
     ``maker.fgraph.toposort()`` lists the final ops; ``trust_input`` may be set at any time.
+    ``profile`` is the function's ``ProfileStats`` when it is profiled, else None.
     """
+
+    profile = None
 
     def __init__(self, built: BuiltModule, inputs: list[In], outputs: list[Out], single: bool,
                  mode: Mode, executor: tuple, name: str,
@@ -265,9 +290,10 @@ class Function:
         self.mode = mode
         self.trust_input = trust_input
         self._tensor_module = built.module.clone()
-        self.pipeline, self.missing_optimizations = optimization_pipeline(mode)
         snapshots = SnapshotPasses() if mode.check_passes else None
-        optimize(built.module, self.pipeline, [snapshots] if snapshots else [])
+        # From the disk cache when this module went through these optimizations before.
+        built.module, self.pipeline, self.missing_optimizations = optimize_with_cache(
+            built.module, mode, ([snapshots] if snapshots else []) + self._pass_instrumentations())
         self._module = built.module
         func = built.module.regions[0].block.first_op
         if snapshots is not None:
@@ -281,10 +307,31 @@ class Function:
         # int code that its ``recover`` turns into results or an exception): calls go to it
         # directly.
         self._direct = getattr(self._execute, "raw_call", None)
-        self.maker = FunctionMaker(func, inputs, outputs, mode)
+        self.maker = FunctionMaker(func, inputs, outputs, mode, _patterns_by_op(
+            func, getattr(self._execute, "inplace_patterns", ())))
         self._stages: dict[str, object] = {}
         self._prepare_calls(built, func, inputs, outputs, single, states or {},
                             allow_input_downcast, floatx)
+        self._prepare_writes_in_place(func, getattr(self._execute, "updated_in_place", ()))
+
+    def _prepare_writes_in_place(self, func, updated):
+        """What a call does for arguments the compiled code writes into: shared variables
+        updated in place (their arrays must be C-contiguous and writable, and must not share
+        memory with another argument) and mutable inputs."""
+        n = self._num_inputs
+        in_place = {r for r, _ in updated}
+        self._returned_targets = [c for k, c in enumerate(self._targets)
+                                  if self._num_outputs + k not in in_place]
+        dtypes = [a.type.dtype for a in func.regions[0].block.args]
+        self._written_shared = [(self._shared[a - n], np.dtype(dtypes[a])) for _, a in updated]
+        mutable = func.attributes.get("mutable_args")
+        self._mutable_inputs = [] if mutable is None else \
+            [(int(i), np.dtype(dtypes[int(i)])) for i in mutable.value]
+        self._checked_shared = None  # the shared arrays last found not to overlap
+
+    def _pass_instrumentations(self) -> list:
+        """Instrumentations of the optimization passes (a profiled function times them)."""
+        return []
 
     # -- preparing the call path ---------------------------------------------------------------
 
@@ -327,12 +374,15 @@ class Function:
             args = self._bind(args, kwargs)
         direct = self._direct
         if direct is not None:
+            if self._written_shared or self._mutable_inputs:
+                args = self._ready_for_writes(args)
             shared = self._shared
             results = direct(*args, *[c.value for c in shared]) if shared else direct(*args)
             if type(results) is not list:
                 results = self._recover(args, results)
-            if self._targets:
-                for container, value in zip(self._targets, results[self._num_outputs:]):
+            if self._returned_targets:
+                for container, value in zip(self._returned_targets,
+                                            results[self._num_outputs:]):
                     container.value = value
             return results[0] if self._single else results[:self._num_outputs]
         if self.trust_input:
@@ -347,6 +397,49 @@ class Function:
         for container, value in zip(self._targets, results[self._num_outputs:]):
             container.value = value
         return outputs[0] if self._single else outputs
+
+    def _ready_for_writes(self, args) -> list:
+        """Make the arrays the code writes into fit for it: a shared variable updated in place
+        holds a C-contiguous writable array that overlaps no other argument (else it gets a
+        copy); a mutable input that does not fit, or overlaps another argument, is replaced by
+        a copy for this call (the caller's array is then left alone). The shared arrays are
+        checked again only when one of them is another object than at the last call."""
+        checked = self._checked_shared
+        if checked is None or any(c.value is not v for c, v in zip(self._shared, checked)):
+            self._check_shared_values()
+        if not args:
+            return args
+        args = list(args)
+        if self.trust_input:  # (arguments are arrays of their dtypes: only the layout is fixed)
+            for pos, dtype in self._mutable_inputs:
+                args[pos] = writable_contiguous(args[pos], dtype)
+            return args
+        for container, _ in self._written_shared:
+            if any(type(a) is np.ndarray and np.may_share_memory(a, container.value)
+                   for a in args):
+                container.value = container.value.copy()
+                self._checked_shared = None
+        for pos, dtype in self._mutable_inputs:
+            if type(args[pos]) is not np.ndarray or args[pos].dtype is not dtype:
+                continue  # converted on its way in: the code writes into the conversion
+            value = writable_contiguous(args[pos], dtype)
+            others = [a for k, a in enumerate(args) if k != pos] + \
+                [c.value for c in self._shared]
+            if any(type(o) is np.ndarray and np.may_share_memory(value, o) for o in others):
+                value = value.copy()
+            args[pos] = value
+        return args
+
+    def _check_shared_values(self) -> None:
+        """Give each shared variable updated in place a C-contiguous writable array of its
+        own (copying one that overlaps another shared variable's)."""
+        for container, dtype in self._written_shared:
+            container.value = writable_contiguous(container.value, dtype)
+            if not self.trust_input and any(
+                    c is not container and np.may_share_memory(container.value, c.value)
+                    for c in self._shared):
+                container.value = container.value.copy()
+        self._checked_shared = [c.value for c in self._shared]
 
     def _recover(self, args, code) -> list:
         """A direct call that returned ``code``: check the arguments as a call of the other
@@ -428,6 +521,15 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _patterns_by_op(func, patterns) -> dict:
+    """``{op: {result: operand}}`` from ``(op position, result, operand)`` triples."""
+    ops = list(func.regions[0].block.ops)
+    found: dict = {}
+    for position, result, operand in patterns:
+        found.setdefault(ops[position], {})[result] = operand
+    return found
 
 
 def _among(array, arrays) -> bool:

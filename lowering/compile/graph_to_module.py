@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
 from lowering.ir.attributes import ArrayAttr, IntAttr, TypeAttr
 from lowering.ir.core import Block, OpResult, Operation, Value
+from lowering.ir.location import UNKNOWN, caller_location
 from lowering.ir.types import FunctionType, TensorType
 
 from .shared_storage import SharedContainer, shared_container
@@ -202,22 +203,33 @@ def check_update_type(target: Value, new_value: Value, target_name: str) -> None
     >>> from lowering.ir.core import Block
     >>> from lowering.ir.types import F32, F64, TensorType
     >>> w, g = Block([TensorType((None,), F32), TensorType((None,), F64)]).args
-    >>> check_update_type(w, g, "w")
+    >>> check_update_type(w, g, "w")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    TypeError: the update of shared variable 'w' has type tensor<?xf64>, but the variable has type tensor<?xf32>; cast the update expression to float32 (e.g. T.cast(expr, 'float32'))
+    TypeError: the update of shared variable 'w' has type tensor<?xf64>, but the variable has type tensor<?xf32>; cast the update expression to float32 (e.g. T.cast(expr, 'float32')) (the update is given at ...)
     """
     want, got = target.type, new_value.type
     if not (isinstance(want, TensorType) and isinstance(got, TensorType)):
-        raise TypeError(f"the update of shared variable '{target_name}' must be a tensor")
+        raise TypeError(f"the update of shared variable '{target_name}' must be a tensor"
+                        f"{_update_origin(new_value)}")
     prefix = (f"the update of shared variable '{target_name}' has type {got}, but the variable "
               f"has type {want}")
     if want.element != got.element:
         raise TypeError(f"{prefix}; cast the update expression to {want.dtype} "
-                        f"(e.g. T.cast(expr, '{want.dtype}'))")
+                        f"(e.g. T.cast(expr, '{want.dtype}')){_update_origin(new_value)}")
     if want.rank != got.rank:
-        raise TypeError(f"{prefix}; the ranks differ ({want.rank} and {got.rank})")
+        raise TypeError(f"{prefix}; the ranks differ ({want.rank} and {got.rank})"
+                        f"{_update_origin(new_value)}")
     if not all(w is None or w == g for w, g in zip(want.shape, got.shape)):
         raise TypeError(f"{prefix}; the update does not keep the variable's static (broadcastable) "
                         f"dimensions: make its broadcast pattern match, e.g. with "
-                        f"T.addbroadcast or T.unbroadcast")
+                        f"T.addbroadcast or T.unbroadcast{_update_origin(new_value)}")
+
+
+def _update_origin(new_value: Value) -> str:
+    """Where the user wrote an update, for errors: the line that built its expression, or (for
+    a variable given as it is) the line that passed it to ``function()`` or ``default_update``."""
+    if isinstance(new_value, OpResult) and new_value.op.location != UNKNOWN:
+        return f" (the update is built at {new_value.op.location.short()})"
+    given = caller_location()
+    return f" (the update is given at {given.short()})" if given != UNKNOWN else ""

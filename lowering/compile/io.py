@@ -46,8 +46,10 @@ class In:
     ``value``: default used when the caller does not pass the input; ``update``: expression whose
     value replaces the default after each call (needs ``value``); ``name``: keyword to pass it by
     (default: the variable's name); ``strict``: accept only arrays of exactly the input's dtype;
-    ``allow_downcast``: cast values of other dtypes even if precision is lost; ``mutable`` and
-    ``borrow`` are accepted for Theano compatibility (inputs are never overwritten).
+    ``allow_downcast``: cast values of other dtypes even if precision is lost; ``mutable``: the
+    compiled function may overwrite the caller's array with intermediate results (an input
+    without a default only; other inputs are never written); ``borrow`` is accepted for Theano
+    compatibility.
     """
 
     def __init__(self, variable, name: str | None = None, value=None, update=None,

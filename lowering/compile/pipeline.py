@@ -59,6 +59,8 @@ PREDEFINED_MODES = {
     "FAST_COMPILE": Mode("FAST_COMPILE", ("canonicalize",), ("cpu", "interpreter")),
     "INTERP": Mode("INTERP", (), ("interpreter",)),
     "DebugMode": Mode("DebugMode", OPTIMIZATION_ORDER, ("interpreter",), check_passes=True),
+    # FAST_RUN with profiling (function() profiles in this mode; see compile.profiling).
+    "ProfileMode": Mode("ProfileMode", OPTIMIZATION_ORDER, ("cpu", "interpreter")),
 }
 _ALIASES = {"DEBUG_MODE": "DebugMode"}
 
@@ -87,9 +89,6 @@ def get_mode(mode: "str | Mode | None" = None) -> Mode:
             chosen = Mode("Mode", _OPTIMIZER_FLAG[config.optimizer], ("cpu", "interpreter"))
         elif name in PREDEFINED_MODES:
             chosen = PREDEFINED_MODES[name]
-        elif name == "ProfileMode":
-            raise ModeError("mode 'ProfileMode' needs profiling, which is not available yet; "
-                            "use FAST_RUN")
         else:
             known = list(PREDEFINED_MODES) + ["Mode"]
             raise ModeError(f"unknown or unavailable mode {name!r}{did_you_mean(str(name), known)};"

@@ -579,7 +579,8 @@ def _single_output_text(operation: Operation, value: Value, names: dict) -> str:
 
 class _FusedReduceText:
     def props(self) -> str:
-        return f"{{Composite{{{fused_outputs_text(self.operation)}}}}}"
+        marks = str(sorted(self.inplace_pattern.items())) if self.inplace_pattern else ""
+        return f"{{Composite{{{fused_outputs_text(self.operation)}}}}}{marks}"
 
 
 class FusedReduce(_FusedReduceText, CAReduce):

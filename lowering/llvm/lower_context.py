@@ -178,6 +178,9 @@ class FunctionLowering:
         self.on_failure = on_failure
         # Inside an outlined parallel body, nested parallel loops run sequentially.
         self.outlined = outlined
+        # The workspace of temporaries this function keeps between calls (allow_gc=False), set
+        # by ``lower_workspace.open_workspace``.
+        self.workspace = None
 
     # -- values ----------------------------------------------------------------------------
 

@@ -8,7 +8,9 @@ Each ``func.func @f`` becomes an internal function ``i32 @"lowering.func.f"(args
   ``{i8* data, [r x i64] shape, [r x i64] strides}`` (the native ABI's layout), for a scalar, a
   pointer to one element;
 - it returns 0, or the code of the check that failed (everything it allocated is freed then and
-  no slot is written).
+  no slot is written);
+- a function whose temporaries are kept between calls (``allow_gc=False``) takes its workspace
+  first and gives it back on every return (``lower_workspace``).
 
 A returned buffer must be a fresh allocation (``loops.alloc`` or a buffer returned by a call),
 since its memory passes to the caller, who frees it; returning a view or an argument is a
@@ -30,6 +32,7 @@ from .lower_context import (FunctionLowering, ModuleLowering, lowering_rule, ret
                             translation_error)
 from .lower_values import (I8, I8P, I32, BufferValue, descriptor_type, flat_types, flatten,
                            make_buffer, memory_type, rebuild)
+from .lower_workspace import close_workspace, define_release, open_workspace
 
 
 def impl_name(name: str) -> str:
@@ -112,6 +115,7 @@ def define_function(state: ModuleLowering, func: FuncOp) -> None:
     if not func.body.blocks:
         raise translation_error(func, f"@{func.sym_name} has no body")
     fl = FunctionLowering(state, fn, return_code)
+    open_workspace(fl, func)
     ftype = func.function_type
     n_parts = sum(len(flat_types(t)) for t in ftype.inputs)
     parts = iter(fn.args[:n_parts])
@@ -123,7 +127,9 @@ def define_function(state: ModuleLowering, func: FuncOp) -> None:
     _check_fresh(func, terminator.operands)
     for slot, value in zip(slots, terminator.operands):
         write_slot(fl.builder, slot, fl.get(value))
+    close_workspace(fl)
     fl.builder.ret(ir.Constant(I32, 0))
+    define_release(state, func)
 
 
 @lowering_rule("func.call")

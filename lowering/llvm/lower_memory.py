@@ -1,4 +1,5 @@
-"""Buffers in LLVM IR: ``alloc``/``dealloc``, ``dim``, ``load``/``store``, ``copy`` and ``fill``.
+"""Buffers in LLVM IR: ``alloc``/``dealloc``, ``dim``, ``stride``, ``load``/``store``, ``copy``
+and ``fill``.
 
 - ``loops.alloc`` calls ``aligned_alloc(64, bytes)`` (bytes rounded up to a multiple of 64, at
   least 64 so that an empty buffer still has its own address): a fresh buffer is 64-byte aligned
@@ -6,6 +7,9 @@
   sizes and a failed allocation are run-time errors (codes in the error table), not crashes.
 - ``loops.dealloc`` calls ``free``: only on what ``alloc`` makes, never on a view, a constant
   or an argument.
+- an allocation marked ``workspace = k`` (``allow_gc=False``) is slot ``k`` of the function's
+  workspace while the call holds it, and its ``dealloc`` frees nothing then
+  (``lower_workspace``).
 - ``loops.constant`` is a read-only, 64-byte-aligned global holding the value's bytes (one per
   distinct value in the module).
 - element ``[i, j]`` is at ``ptr + i * stride0 + j * stride1`` elements, in 64-bit arithmetic
@@ -30,6 +34,7 @@ from .lower_context import (LOWERING_RULES, FunctionLowering, buffer_of, lowerin
                             translation_error)
 from .lower_loops import emit_loop_nest, new_access_group
 from .lower_values import I8, I8P, BufferValue, i64, itemsize, make_buffer
+from .lower_workspace import owned_by_call, slot_of, take
 
 ALIGNMENT = 64
 
@@ -61,8 +66,9 @@ def store_element(fl: FunctionLowering, value: ir.Value, buffer: BufferValue, in
     fl.tag_memory_access(store)
 
 
-def allocate(fl: FunctionLowering, t: BufferType, sizes, op) -> BufferValue:
-    """A fresh 64-byte-aligned contiguous buffer of type ``t`` (``sizes``: one i64 per dim)."""
+def allocate(fl: FunctionLowering, t: BufferType, sizes, op, obtain=None) -> BufferValue:
+    """A fresh 64-byte-aligned contiguous buffer of type ``t`` (``sizes``: one i64 per dim);
+    ``obtain(bytes)`` gives the memory instead of ``aligned_alloc`` where given."""
     b = fl.builder
     for d, size in enumerate(sizes):
         if t.shape[d] is None:
@@ -77,7 +83,8 @@ def allocate(fl: FunctionLowering, t: BufferType, sizes, op) -> BufferValue:
     else:
         at_least = b.select(b.icmp_signed("<", nbytes, i64(1)), i64(1), nbytes)
         rounded = b.and_(b.add(at_least, i64(ALIGNMENT - 1)), i64(-ALIGNMENT))
-    raw = b.call(fl.state.aligned_alloc(), [i64(ALIGNMENT), rounded])
+    raw = b.call(fl.state.aligned_alloc(), [i64(ALIGNMENT), rounded]) if obtain is None \
+        else obtain(rounded)
     fl.check(b.icmp_unsigned("!=", raw, ir.Constant(I8P, None)),
              f"{op.name}: out of memory (could not allocate a buffer of type {t})", op,
              kind="memory")
@@ -92,6 +99,11 @@ def _alloc(fl: FunctionLowering, op):
                                     f"'{t.memory_space}'")
     dynamic = iter(fl.get(v) for v in op.sizes)
     sizes = [next(dynamic) if d is None else i64(d) for d in t.shape]
+    slot = slot_of(op)
+    if slot is not None and fl.workspace is not None:
+        buffer = allocate(fl, t, sizes, op, obtain=lambda nbytes: take(fl, slot, nbytes))
+        fl.track(op.result, owned_by_call(fl, buffer.ptr))  # failures free only the call's own
+        return [buffer]
     buffer = allocate(fl, t, sizes, op)
     fl.track(op.result, buffer.ptr)
     return [buffer]
@@ -135,6 +147,8 @@ def _dealloc(fl: FunctionLowering, op):
         raise translation_error(op, f"can only free a buffer made by loops.alloc, not a view, "
                                     f"a constant or an argument ({t})")
     pointer = buffer_of(fl, op.buffer).ptr
+    if slot_of(op.buffer.owner) is not None and fl.workspace is not None:
+        pointer = owned_by_call(fl, pointer)  # free(NULL) where it is the workspace's
     fl.free(pointer)
     if not fl.untrack(op.buffer):
         fl.forget_freed(pointer)
@@ -144,6 +158,11 @@ def _dealloc(fl: FunctionLowering, op):
 @lowering_rule("loops.dim")
 def _dim(fl: FunctionLowering, op):
     return [buffer_of(fl, op.buffer).sizes[op.axis]]
+
+
+@lowering_rule("loops.stride")
+def _stride(fl: FunctionLowering, op):
+    return [buffer_of(fl, op.buffer).strides[op.axis]]
 
 
 @lowering_rule("loops.load")

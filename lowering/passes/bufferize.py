@@ -77,7 +77,7 @@ class Bufferize(ModulePass):
     name = "bufferize"
     use_blas: bool = option(False, "lower f32/f64 tensor.dot to CBLAS calls (loops.call) "
                                    "instead of loop nests")
-    blas_min_work: int = option(4096, "with use-blas, products whose sizes are all static and "
+    blas_min_work: int = option(1024, "with use-blas, products whose sizes are all static and "
                                       "whose m*n*k is below this stay loop nests")
 
     def apply(self, module: Operation) -> None:

@@ -329,10 +329,14 @@ def test_toposort_lists_theano_nodes():
     assert nodes[0].outputs[0].owner is nodes[0]
 
 
-def test_profile_is_not_pretended():
+def test_profile_gives_the_function_a_profile():
+    from lowering.compile.profiling import ProfileStats
     x = T.dvector("x")
-    with pytest.raises(NotImplementedError, match="profiling"):
-        function([x], x, profile=True)
+    stats = ProfileStats(atexit_print=False)
+    f = function([x], x * 2, profile=stats)
+    assert f.profile is stats and function([x], x * 2).profile is None
+    np.testing.assert_array_equal(f(np.ones(2)), [2.0, 2.0])
+    assert stats.fct_callcount == 1
 
 
 def test_outputs_kept_on_the_gpu_need_the_gpu():
@@ -401,9 +405,8 @@ def test_the_checking_mode_names_the_pass_that_changed_a_result():
         f(np.array([0.0, 1.0]))
 
 
-def test_profile_mode_is_not_pretended():
-    with pytest.raises(ModeError, match="ProfileMode.*profiling"):
-        get_mode("ProfileMode")
+def test_profile_mode_optimizes_as_fast_run():
+    assert get_mode("ProfileMode").optimizations == get_mode("FAST_RUN").optimizations
 
 
 # -- property: which arrays an input accepts ------------------------------------------------------

@@ -170,3 +170,29 @@ def test_a_transfer_prints_as_gpu_from_host_over_the_host_graph():
         "GpuFromHost<None> [id A] ''   \n"
         " |<TensorType(float32, matrix)> [id B]\n")
     assert debugprint(a.transfer("cpu"), file="str") == "<TensorType(float32, matrix)> [id A]\n"
+
+
+def test_inplace_nodes_print_their_pattern_and_destroy_map():
+    x = T.dvector("x")
+    with theano.change_flags(optimizer_excluding="fuse"):
+        f = theano.function([x], T.exp(x) * 2 + 1)
+    inplace = {str(n.op) for n in f.maker.fgraph.toposort() if n.op.inplace_pattern}
+    assert inplace == {"Elemwise{add}[(0, 0)]", "Elemwise{mul}[(0, 0)]"}
+    assert debugprint(f, file="str", print_destroy_map=True) == (
+        "Elemwise{add}[(0, 0)] [id A] '' d={0: [0]}  2\n"
+        " |Elemwise{mul}[(0, 0)] [id B] '' d={0: [0]}  1\n"
+        " | |Elemwise{exp,no_inplace} [id C] ''   0\n"
+        " | | |x [id D]\n"
+        " | |TensorConstant{(1,) of 2.0} [id E]\n"
+        " |TensorConstant{(1,) of 1.0} [id F]\n")
+
+
+def test_views_print_their_view_map():
+    m = T.dmatrix("m")
+    g = theano.function([m], (m.T * 2).sum(), mode="FAST_COMPILE")
+    assert debugprint(g, file="str", print_view_map=True, print_destroy_map=True) == (
+        "Sum{acc_dtype=float64} [id A] ''   2\n"
+        " |Elemwise{mul,no_inplace} [id B] ''   1\n"
+        "   |DimShuffle{1,0} [id C] ''  v={0: [0]} 0\n"
+        "   | |m [id D]\n"
+        "   |TensorConstant{(1, 1) of 2.0} [id E]\n")

@@ -46,15 +46,83 @@ def test_loop_nests_match_numpy(element, ranks):
 
 @pytest.mark.parametrize("ranks, callee", [((1, 1), "cblas_ddot"), ((2, 1), "cblas_dgemv"),
                                            ((1, 2), "cblas_dgemv"), ((2, 2), "cblas_dgemm")])
-def test_blas_calls(ranks, callee):
+def test_blas_calls_take_the_arguments_themselves_where_their_layout_allows(ranks, callee):
     types, arrays = operands(F64, ranks)
     module = check_graph(types, lambda a, b: [T.DotOp.build(a, b).result], arrays,
                          tolerance=1e-12, use_blas=True)
     calls = [op for op in module.walk() if isinstance(op, loops.CallOp)]
-    assert [c.callee for c in calls] == [callee]
-    # Arguments have run-time strides: they are copied into contiguous buffers first.
-    assert all(v.type.is_contiguous for c in calls for v in c.args
-               if isinstance(v.type, loops.BufferType))
+    assert {c.callee for c in calls} == {callee}
+    # One call per combination of layouts: an argument as it lies in memory (by rows or by
+    # columns, any leading dimension or increment) or its contiguous copy.
+    args = set(module.functions[0].args)
+    given = [[v for v in (c.args if callee.endswith("dot") else c.args[:-2])
+              if isinstance(v.type, loops.BufferType)] for c in calls]
+    assert any(all(v in args for v in buffers) for buffers in given)
+    assert len(calls) == 4 and any(isinstance(op, loops.StrideOp) for op in module.walk())
+
+
+def layout(array, how):
+    """``array`` laid out in memory as ``how`` says, with the same values."""
+    if how == "C":
+        return np.ascontiguousarray(array)
+    if how == "F":
+        return np.asfortranarray(array)
+    if how == "gaps":  # rows of a bigger matrix, every other column
+        big = np.zeros(array.shape[:-1] + (2 * array.shape[-1] + 3,), array.dtype)
+        big[..., 1:2 * array.shape[-1] + 1:2] = array
+        return big[..., 1:2 * array.shape[-1] + 1:2]
+    if how == "reversed":
+        return np.ascontiguousarray(array[::-1, ...])[::-1, ...]
+    if how == "broadcast":  # stride 0 where the values repeat
+        return np.broadcast_to(array[:1], array.shape) if array.shape[0] else array
+    raise ValueError(how)
+
+
+LAYOUTS = ["C", "F", "gaps", "reversed", "broadcast"]
+
+
+@pytest.mark.parametrize("ranks", list(SHAPES))
+@pytest.mark.parametrize("how_a", LAYOUTS)
+@pytest.mark.parametrize("how_b", ["C", "F", "gaps", "broadcast"])
+def test_blas_gives_numpy_results_for_every_layout(ranks, how_a, how_b):
+    rng = np.random.default_rng(7)
+    shapes = SHAPES[ranks]
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    if how_a == "broadcast":
+        arrays[0][...] = arrays[0][:1]
+    if how_b == "broadcast":
+        arrays[1][...] = arrays[1][:1]
+    arrays = [layout(arrays[0], how_a), layout(arrays[1], how_b)]
+    types = [TensorType((None,) * len(s), F32) for s in shapes]
+    module = function_module(types, lambda a, b: [T.DotOp.build(a, b).result])
+    (result,) = run(bufferized(module, use_blas=True, blas_min_work=0), arrays)
+    np.testing.assert_allclose(result, np.dot(*arrays), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((0, 3), (3, 2)), ((3, 0), (0, 2)),
+                                              ((1, 3), (3, 1)), ((3, 1), (1, 4)), ((0,), (0,)),
+                                              ((1, 1), (1,))])
+@pytest.mark.parametrize("how", ["C", "F", "gaps"])
+def test_blas_with_empty_and_single_row_or_column_operands(shape_a, shape_b, how):
+    rng = np.random.default_rng(1)
+    arrays = [layout(rng.standard_normal(s), how) for s in (shape_a, shape_b)]
+    types = [TensorType((None,) * len(s), F64) for s in (shape_a, shape_b)]
+    module = function_module(types, lambda a, b: [T.DotOp.build(a, b).result])
+    (result,) = run(bufferized(module, use_blas=True, blas_min_work=0), arrays)
+    np.testing.assert_allclose(result, np.dot(*arrays), rtol=1e-12, atol=1e-12)
+
+
+def test_a_transposed_contiguous_matrix_goes_to_blas_as_transposed_without_checks():
+    types = [TensorType((None, None), F64), TensorType((None,), F64)]
+
+    def build(a, v):
+        transposed = T.DimShuffleOp.build(T.ExpOp.build(a).result, [1, 0]).result
+        return [T.DotOp.build(transposed, T.ExpOp.build(v).result).result]
+    arrays = [np.arange(6.0).reshape(2, 3) / 10, np.ones(2)]
+    after = check_graph(types, build, arrays, tolerance=1e-12, use_blas=True, blas_min_work=0)
+    (call,) = [op for op in after.walk() if isinstance(op, loops.CallOp)]
+    assert call.parent_op is after.functions[0]  # no branch, no run-time layout check
+    assert not any(isinstance(op, loops.StrideOp) for op in after.walk())
 
 
 def test_blas_with_an_empty_contraction_gives_zeros():

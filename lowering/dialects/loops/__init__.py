@@ -5,7 +5,7 @@ passing). Scalar arithmetic, index arithmetic included, uses the scalar dialect 
 Each module keeps its ops' definitions, builders, verifiers and interpreter rules:
 
 - ``types``: ``BufferType`` (``!loops.buffer<?x4xf32, strides=[?, 1], offset=?>``) and its parser;
-- ``memory``: ``alloc``, ``dealloc``, ``dim``, ``load``, ``store``, ``copy``, ``fill``;
+- ``memory``: ``alloc``, ``dealloc``, ``dim``, ``stride``, ``load``, ``store``, ``copy``, ``fill``;
 - ``views``: ``subview``, ``reshape_view``, ``transpose_view``, ``broadcast_view``;
 - ``control``: ``for``, ``parallel``, ``yield``;
 - ``calls`` and ``externals``: ``call`` and the external symbols it knows (BLAS);
@@ -17,7 +17,8 @@ The text format of the type and of every op is in docs/loops.md.
 from .types import (KEYWORD, MEMORY_SPACES, BufferType, contiguous_strides,  # noqa: F401
                     parse_buffer_type)
 from .checks import DYNAMIC  # noqa: F401
-from .memory import AllocOp, CopyOp, DeallocOp, DimOp, FillOp, LoadOp, StoreOp  # noqa: F401
+from .memory import (AllocOp, CopyOp, DeallocOp, DimOp, FillOp, LoadOp, StoreOp,  # noqa: F401
+                     StrideOp)
 from .views import (BroadcastViewOp, ReshapeViewOp, SubviewOp, TransposeViewOp,  # noqa: F401
                     broadcast_type, subview_type, transpose_type)
 from .control import ForOp, ParallelOp, YieldOp  # noqa: F401

@@ -1,4 +1,4 @@
-"""Memory ops: allocate and free buffers, read sizes, load, store, copy and fill.
+"""Memory ops: allocate and free buffers, read sizes and strides, load, store, copy and fill.
 
 >>> from lowering.ir.types import F32, INDEX
 >>> from lowering.ir.core import Block
@@ -170,6 +170,56 @@ class DimOp(Operation):
 def _dim(interp, op, args):
     array = as_buffer(args[0], op.buffer.type, "operand")
     return [np.int64(array.shape[op.axis])]
+
+
+@register_op
+class StrideOp(Operation):
+    """The stride of dimension ``axis`` (an attribute) of a buffer, in elements, as an
+    ``index``: what a call needs to address a buffer whose layout its type leaves open (BLAS's
+    leading dimensions and increments). May be 0 (a broadcast dimension) or negative."""
+
+    name = "loops.stride"
+    traits = frozenset({PURE})
+    buffer = operand()
+    axis = attr(IntAttr)
+    result = result()
+
+    @classmethod
+    def build(cls, buffer, axis: int, location=None) -> "StrideOp":
+        return cls.create(operands=[buffer], result_types=[INDEX],
+                          attributes={"axis": IntAttr(axis)}, location=location)
+
+    def print_pretty(self, printer):
+        """``loops.stride %b, 0 : !loops.buffer<?x4xf32, strides=[?, 1]>``."""
+        if not well_formed(self, ("axis",), self.operands) or self.result.type != INDEX \
+                or self.attributes["axis"].type != I64:
+            return False
+        printer.write(" ")
+        printer.print_operand(self.buffer)
+        printer.write(f", {self.axis} : ")
+        printer.print_type(self.buffer.type)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        ref = parser.parse_operand()
+        parser.expect(",", "before the axis")
+        axis = parser.parse_integer()
+        parser.expect(":", "before the buffer type")
+        buffer = parser.resolve_operand(ref, parser.parse_type())
+        return cls.build(buffer, axis, location=parser.op_location)
+
+    def verify_(self):
+        t = buffer_type(self, self.buffer, "operand")
+        if not 0 <= self.axis < t.rank:
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {t.rank}",
+                              self)
+        check_result_type(self, self.result.type, INDEX)
+
+
+@interpreter_rule("loops.stride")
+def _stride(interp, op, args):
+    array = as_buffer(args[0], op.buffer.type, "operand")
+    return [np.int64(array.strides[op.axis] // array.itemsize)]
 
 
 def _check_access(op, t: BufferType, indices) -> None:
