@@ -16,5 +16,6 @@ def test_the_op_reference_names_every_registered_op():
     import lowering.dialects  # noqa: F401
     from lowering.ir.core import OP_REGISTRY
     text = (ROOT / "docs" / "ops.md").read_text()
-    missing = [name for name in OP_REGISTRY if not name.startswith("test.") and f"`{name}`" not in text]
+    ours = [name for name in OP_REGISTRY if not name.split(".")[0].startswith("test")]
+    missing = [name for name in ours if f"`{name}`" not in text]
     assert missing == []

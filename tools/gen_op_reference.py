@@ -60,7 +60,7 @@ def describe(cls) -> str:
 def render() -> str:
     by_dialect: dict[str, list] = {}
     for name in sorted(OP_REGISTRY):
-        if name.startswith("test."):
+        if name.split(".")[0].startswith("test"):  # ops that tests register
             continue
         by_dialect.setdefault(name.split(".")[0], []).append(OP_REGISTRY[name])
     out = ["# Op reference", "",

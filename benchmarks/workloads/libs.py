@@ -31,9 +31,9 @@ def forget_inputs() -> None:
     _INPUTS.clear()
 
 
-@functools.cache
 def lowering_modules():
-    """``(lowering, lowering.tensor)`` with ``floatX=float32``."""
+    """``(lowering, lowering.tensor)`` with ``floatX=float32`` (set on every call: a caller such
+    as a test may have restored the flag in between)."""
     import lowering
     import lowering.tensor
     lowering.config.floatX = "float32"

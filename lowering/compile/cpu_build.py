@@ -47,22 +47,23 @@ class CpuOptions:
 
     num_threads: int
     use_blas: bool
+    allow_gc: bool = True  # false: temporaries are kept between calls (a workspace)
 
     def key(self) -> str:
         from lowering.llvm.blas import find_blas
         blas = find_blas().key() if self.use_blas else "no-blas"
-        return f"threads={self.num_threads}|{blas}|{compiler_fingerprint()}"
+        return f"threads={self.num_threads}|{blas}|gc={self.allow_gc}|{compiler_fingerprint()}"
 
 
 def cpu_options() -> CpuOptions:
     """The options the flags ask for: ``openmp`` (threads at all) and ``cpu_threads`` (how many;
-    0 means every core this process may use); BLAS whenever NumPy ships one."""
+    0 means every core this process may use), ``allow_gc``; BLAS whenever NumPy ships one."""
     from lowering.config import config
     from lowering.llvm.blas import blas_available
     threads = 1
     if config.openmp:
         threads = config.cpu_threads or _available_cores()
-    return CpuOptions(num_threads=threads, use_blas=blas_available())
+    return CpuOptions(num_threads=threads, use_blas=blas_available(), allow_gc=config.allow_gc)
 
 
 @functools.cache
@@ -82,21 +83,24 @@ def compiler_fingerprint() -> str:
     >>> len(compiler_fingerprint())
     16
     """
-    import lowering
-    root = os.path.dirname(os.path.abspath(lowering.__file__))
-    digest = hashlib.sha256(getattr(lowering, "__version__", "0").encode())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's folder
+    digest = hashlib.sha256()  # the files themselves stand for the version
+    prefix = len(root) + 1
     for folder, dirs, names in os.walk(root):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(names):
             if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                path = os.path.relpath(os.path.join(folder, name), root)
-                digest.update(f"{path}|{info.st_size}|{info.st_mtime_ns}\n".encode())
+                path = f"{folder}/{name}"
+                info = os.stat(path)
+                digest.update(f"{path[prefix:]}|{info.st_size}|{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
 
 
-def lower_to_loops(module: Operation, options: CpuOptions | None = None) -> Operation:
-    """``module`` (tensor level, left unchanged) bufferized into a new loops-level module.
+def lower_to_loops(module: Operation, options: CpuOptions | None = None,
+                   report: dict | None = None) -> Operation:
+    """``module`` (tensor level, left unchanged) bufferized into a new loops-level module, with
+    in-place updates where the ``inplace`` stage allowed them and temporaries freed after their
+    last use (``plan-memory``). ``report["inplace"]`` gets what ``inplace`` did.
 
     >>> from lowering.ir.parser import parse_module
     >>> module = parse_module('''
@@ -107,12 +111,17 @@ def lower_to_loops(module: Operation, options: CpuOptions | None = None) -> Oper
     >>> has_tensors(module), has_tensors(lower_to_loops(module)), has_tensors(module)
     (True, False, True)
     """
+    from lowering.llvm.blas import find_blas
     from lowering.passes.bufferize import Bufferize
+    from lowering.passes.inplace import bufferize_in_place
     from lowering.passes.plan_memory import PlanMemory
     options = options or cpu_options()
-    loops = module.clone()
-    Bufferize(use_blas=options.use_blas).apply(loops)
-    PlanMemory().apply(loops)  # free temporaries after their last use, reuse dead ones
+    narrow_blas = options.use_blas and find_blas().int_bits == 32  # it checks sizes at calls
+    loops, inplace = bufferize_in_place(module, Bufferize(use_blas=options.use_blas).apply,
+                                        calls_may_fail=narrow_blas)
+    PlanMemory(allow_gc=options.allow_gc).apply(loops)
+    if report is not None:
+        report["inplace"] = inplace
     return loops
 
 
@@ -140,6 +149,13 @@ class EntrySignature:
     entry: str
     inputs: tuple[tuple[np.dtype, int], ...]
     outputs: tuple[tuple[np.dtype, int], ...]
+    # (result, argument): results of the tensor-level function that are not outputs of the
+    # entry, because the code writes them into the argument's memory (shared variables updated
+    # in place); results are numbered as in the tensor-level function.
+    updated_in_place: tuple[tuple[int, int], ...] = ()
+    # (op, result, operand): the result of the tensor-level op (by position in its function)
+    # written into that operand's memory, for Theano's view of the graph.
+    inplace_patterns: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass
@@ -166,14 +182,18 @@ class CompiledModule:
 def _signature_meta(signature: EntrySignature) -> dict:
     return {"entry": signature.entry,
             "inputs": [[dt.str, rank] for dt, rank in signature.inputs],
-            "outputs": [[dt.str, rank] for dt, rank in signature.outputs]}
+            "outputs": [[dt.str, rank] for dt, rank in signature.outputs],
+            "updated_in_place": [list(p) for p in signature.updated_in_place],
+            "inplace_patterns": [list(p) for p in signature.inplace_patterns]}
 
 
 def _signature_from_meta(meta: dict) -> EntrySignature:
     # np.dtype(...) of a builtin type is NumPy's own dtype object, which the wrapper compares.
     return EntrySignature(meta["entry"],
                           tuple((np.dtype(dt), rank) for dt, rank in meta["inputs"]),
-                          tuple((np.dtype(dt), rank) for dt, rank in meta["outputs"]))
+                          tuple((np.dtype(dt), rank) for dt, rank in meta["outputs"]),
+                          tuple((int(r), int(a)) for r, a in meta["updated_in_place"]),
+                          tuple((int(o), int(r), int(k)) for o, r, k in meta["inplace_patterns"]))
 
 
 def open_cache() -> DiskCache | None:
@@ -255,7 +275,8 @@ def _build(module: Operation, options: CpuOptions, timings: dict) -> tuple[bytes
     from lowering.llvm.jit import compile_object
     from lowering.llvm.to_llvm import translate_module
     start = time.perf_counter()
-    loops = lower_to_loops(module, options)
+    report: dict = {}
+    loops = lower_to_loops(module, options, report)
     timings["bufferize"] = time.perf_counter() - start
     start = time.perf_counter()
     lowered = translate_module(loops, num_threads=options.num_threads)
@@ -263,8 +284,12 @@ def _build(module: Operation, options: CpuOptions, timings: dict) -> tuple[bytes
     if len(lowered.signatures) != 1:
         raise ValueError(f"expected a module with one function, got {len(lowered.signatures)}")
     (sig,) = lowered.signatures.values()
+    inplace = report["inplace"]
     signature = EntrySignature(sig.entry, tuple((a.dtype, a.rank) for a in sig.inputs),
-                               tuple((a.dtype, a.rank) for a in sig.outputs))
+                               tuple((a.dtype, a.rank) for a in sig.outputs),
+                               tuple(inplace.updated),
+                               tuple((op, r, k) for op, pattern in sorted(inplace.patterns.items())
+                                     for r, k in sorted(pattern.items())))
     start = time.perf_counter()
     obj = compile_object(lowered.llvm_ir)
     timings["llvm"] = time.perf_counter() - start
