@@ -41,6 +41,7 @@ QUICK = {"repeats": 1}
 
 
 def _probe_theano(library: str, n: int, features: int) -> dict:
+    import benchmarks.peers  # noqa: F401  (the note's helpers: imported before the timing)
     from benchmarks.workloads import libs
     from benchmarks.workloads.logreg import build_seed_program, seed_data
     if library == "lowering":

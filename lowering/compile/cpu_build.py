@@ -226,6 +226,8 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     cache = open_cache()
     key = DiskCache.key(print_op(module, print_locations=True), target_key(), options.key())
     timings = {"key": time.perf_counter() - start}
+    if options.num_threads > 1:
+        _install_thread_pool()
     with _loading:
         found = _loaded.get(key)
         if found is not None:
@@ -249,6 +251,14 @@ def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options
     if loaded is None:
         raise RuntimeError("freshly compiled code could not be loaded")
     return CompiledModule(key, *loaded, from_disk=False, timings=timings)
+
+
+def _install_thread_pool() -> None:
+    """Load the process's thread pool (``lowering.llvm.thread_pool``) through the disk cache,
+    before compiled code needs its symbol (else it would be compiled, uncached, on first use)."""
+    from lowering.llvm.thread_pool import POOL_FUNCTION, install_thread_pool
+    install_thread_pool(load_llvm)
+    _registered.add(POOL_FUNCTION)
 
 
 def _load(obj: bytes, meta: dict, timings: dict):

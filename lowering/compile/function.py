@@ -28,8 +28,8 @@ from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, 
                               check_update_type, value_label)
 from .io import In, Out, graph_value, variable_name
 from .pass_check import CheckingExecutor, SnapshotPasses
-from .pipeline import (Mode, choose_executor, get_mode, optimization_pipeline, optimize,
-                       stage_producer)
+from .graph_cache import optimize_with_cache
+from .pipeline import Mode, choose_executor, get_mode, stage_producer
 from .shared_storage import SharedContainer, shared_container
 from .values import filter_value
 
@@ -291,10 +291,9 @@ class Function:
         self.trust_input = trust_input
         self._tensor_module = built.module.clone()
         snapshots = SnapshotPasses() if mode.check_passes else None
-        pipeline, missing = optimization_pipeline(mode)
-        optimize(built.module, pipeline,
-                 ([snapshots] if snapshots else []) + self._pass_instrumentations())
-        self.pipeline, self.missing_optimizations = pipeline, list(missing)
+        # From the disk cache when this module went through these optimizations before.
+        built.module, self.pipeline, self.missing_optimizations = optimize_with_cache(
+            built.module, mode, ([snapshots] if snapshots else []) + self._pass_instrumentations())
         self._module = built.module
         func = built.module.regions[0].block.first_op
         if snapshots is not None:

@@ -58,23 +58,30 @@ class BlasLibrary:
 
 
 def _numpy_library_dirs() -> list[str]:
+    """The folders of NumPy's wheels that hold its bundled libraries."""
     import numpy
     base = os.path.dirname(os.path.abspath(numpy.__file__))
     dirs = [os.path.join(os.path.dirname(base), "numpy.libs"), os.path.join(base, ".libs"),
             os.path.join(base, ".dylibs"), os.path.join(base, "_core")]
-    try:
-        config = numpy.show_config(mode="dicts")
-        blas = config.get("Build Dependencies", {}).get("blas", {})
-        if blas.get("lib directory"):
-            dirs.append(blas["lib directory"])
-    except Exception:  # an old NumPy without show_config(mode=...): the folders above suffice
-        pass
     return [d for d in dirs if os.path.isdir(d)]
 
 
-def _candidate_files() -> list[str]:
+def _configured_library_dirs() -> list[str]:
+    """The BLAS folder ``numpy.show_config`` names (slow to ask: looked at only when the
+    wheels' folders have no BLAS)."""
+    import numpy
+    try:
+        config = numpy.show_config(mode="dicts")
+        blas = config.get("Build Dependencies", {}).get("blas", {})
+        folder = blas.get("lib directory")
+    except Exception:  # an old NumPy without show_config(mode=...)
+        return []
+    return [folder] if folder and os.path.isdir(folder) else []
+
+
+def _candidate_files(folders) -> list[str]:
     files = []
-    for folder in _numpy_library_dirs():
+    for folder in folders:
         for pattern in ("*openblas*.so*", "*openblas*.dylib", "*openblas*.dll", "*cblas*.so*",
                         "*blas*.so*"):
             for path in sorted(glob.glob(os.path.join(folder, pattern))):
@@ -123,10 +130,11 @@ def _load(path: str) -> BlasLibrary | None:
 @functools.cache
 def find_blas() -> BlasLibrary | None:
     """The BLAS NumPy ships, loaded, or None when there is none with every routine needed."""
-    for path in _candidate_files():
-        found = _load(path)
-        if found is not None:
-            return found
+    for folders in (_numpy_library_dirs, _configured_library_dirs):
+        for path in _candidate_files(folders()):
+            found = _load(path)
+            if found is not None:
+                return found
     return None
 
 

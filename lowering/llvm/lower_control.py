@@ -2,9 +2,9 @@
 
 - ``loops.for`` is one counted loop whose carried values (scalars or buffers, flattened) are phis;
   a step that is not a positive constant is checked at run time.
-- ``loops.parallel`` is a loop nest whose loops carry ``llvm.loop.parallel_accesses``. When the
-  module is built for several threads, a parallel loop that is not inside another one is
-  outlined and run by the fork-join runtime when its work is large enough (``lower_parallel``).
+- ``loops.parallel`` is a loop nest whose loops carry ``llvm.loop.parallel_accesses``. A parallel
+  loop that is not inside another one is outlined, and run by the thread pool when the module
+  is built for several threads and its work is large enough (``lower_parallel``).
 - ``loops.assert`` branches to the failure path with the op's ``error_code`` when its condition
   is false.
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from .lower_context import LOWERING_RULES, FunctionLowering, lowering_rule
-from .lower_loops import check_positive_steps, emit_loop, emit_loop_nest, new_access_group
+from .lower_loops import (check_positive_steps, emit_loop, emit_loop_nest, interleave_count,
+                          new_access_group)
 from .lower_parallel import run_parallel
 from .lower_values import flatten, rebuild
 
@@ -43,7 +44,8 @@ def _for(fl: FunctionLowering, op):
         yielded = lower_body(fl, op.body.block, [iv, *carried])
         return [x for value in yielded for x in flatten(value)]
 
-    final = iter(emit_loop(fl, lower, upper, step, inits, body))
+    final = iter(emit_loop(fl, lower, upper, step, inits, body,
+                           interleave=interleave_count(op.body.block)))
     return [rebuild(fl.builder, r.type, final) for r in op.outs]
 
 
@@ -53,11 +55,12 @@ def _parallel(fl: FunctionLowering, op):
     uppers = [fl.get(v) for v in op.uppers]
     steps = [fl.get(v) for v in op.steps]
     check_positive_steps(fl, steps, op)
-    if fl.state.num_threads > 1 and not fl.outlined:
+    if not fl.outlined:
         run_parallel(fl, op, lowers, uppers, steps, lower_body)
         return []
     emit_loop_nest(fl, lowers, uppers, steps,
-                   lambda ivs: lower_body(fl, op.body.block, ivs), new_access_group(fl))
+                   lambda ivs: lower_body(fl, op.body.block, ivs), new_access_group(fl),
+                   interleave_count(op.body.block))
     return []
 
 

@@ -19,7 +19,6 @@ import llvmlite.ir as ir
 
 from .lower_context import TranslationError
 from .lower_values import DOUBLE, FLOAT
-from .vecmath import MATH_FUNCTIONS, define_math_function
 
 # Scalar-dialect name -> C library name (double precision; ``f`` is appended for float).
 LIBM_NAMES = {
@@ -43,6 +42,7 @@ def libm_symbol(name: str, ty: ir.Type) -> str:
 
 def uses_libm(name: str) -> bool:
     """Whether ``name`` is computed by a C library call (the vector library lacks it)."""
+    from .vecmath import MATH_FUNCTIONS  # (imported when code is generated, not to load it)
     return name not in MATH_FUNCTIONS and name in LIBM_NAMES
 
 
@@ -51,6 +51,7 @@ def math_call(builder: ir.IRBuilder, name: str, args) -> ir.Value:
     ty = args[0].type
     if ty not in (FLOAT, DOUBLE):
         raise TranslationError(f"math function '{name}' is computed in float or double, not {ty}")
+    from .vecmath import MATH_FUNCTIONS, define_math_function
     module = builder.module
     if name in MATH_FUNCTIONS:
         fn = define_math_function(module, name, ty)

@@ -1,4 +1,4 @@
-"""Multi-threaded ``loops.parallel``: outlining and a fork-join runtime over pthreads.
+"""Multi-threaded ``loops.parallel``: outlining, and a call into the process's thread pool.
 
 The loop's body becomes ``void body(i64 begin, i64 end, i8* ctx)``, which runs the iterations
 ``begin <= k < end`` of the outermost dimension (``iv0 = lower0 + k * step0``; the inner
@@ -7,19 +7,20 @@ struct ``{i32 error, ...}`` on the caller's stack and loaded back in the body (c
 stored: the body uses them directly, so static sizes and unit strides stay visible to LLVM).
 
 At run time the caller estimates the work, ``trips of the parallel loop x trips of the loops
-nested in it`` (a nested loop counts only if its bounds are known before the parallel loop, else
-as one iteration; of several loops side by side the largest counts). At or above
-``parallel_threshold`` and with at least two iterations, ``lowering.parallel_for`` splits the
-outer iterations into ``min(num_threads, trips)`` contiguous chunks: chunk 0 runs on the calling
-thread, the others on threads made with ``pthread_create`` and joined with ``pthread_join`` (a
-chunk whose thread cannot be created runs on the calling thread). Below the threshold the caller
-calls ``body(0, trips, ctx)`` itself.
+nested in it`` (of several loops side by side the largest counts). A nested loop's bounds known
+before the parallel loop are used as they are; bounds the body computes with scalar ops from
+those and the parallel indices (a chunk of a reduction, ``[c * n // k, (c + 1) * n // k)``) are
+evaluated for the first iteration; other bounds count as one iteration. At or above
+``parallel_threshold`` and with at least two iterations, the loop runs on the process's thread
+pool (``thread_pool``: ``lowering_parallel_for``, workers created once and kept, iterations
+claimed in chunks by the caller and the workers); below it the caller calls
+``body(0, trips, ctx)`` itself.
 
 A failing check inside the body frees what the body allocated, stores its code in ``ctx.error``
-and returns; after the join the caller fails with that code.
+and returns; once the loop is over the caller fails with that code.
 
->>> RUNTIME_FUNCTION, TASK_FUNCTION
-('lowering.parallel_for', 'lowering.parallel_task')
+>>> POOL_FUNCTION
+'lowering_parallel_for'
 """
 from __future__ import annotations
 
@@ -28,16 +29,15 @@ from typing import Callable
 import llvmlite.ir as ir
 
 from lowering.dialects.loops import ForOp, ParallelOp
+from lowering.dialects.scalar import ConstantOp, ScalarOp
 from lowering.ir.core import Operation, Value
 
 from .lower_context import FunctionLowering, ModuleLowering
-from .lower_loops import emit_loop, emit_loop_nest, new_access_group, trip_count
-from .lower_values import DOUBLE, I1, I32, I64, I8P, VOID, flatten, i64, rebuild
-
-RUNTIME_FUNCTION = "lowering.parallel_for"
-TASK_FUNCTION = "lowering.parallel_task"
-BODY_TYPE = ir.FunctionType(VOID, [I64, I64, I8P])
-TASK_TYPE = ir.LiteralStructType([BODY_TYPE.as_pointer(), I64, I64, I8P])
+from .lower_loops import (emit_loop, emit_loop_nest, interleave_count, new_access_group,
+                          trip_count)
+from .lower_scalar import ScalarEmitter
+from .lower_values import DOUBLE, I32, I64, I8P, VOID, constant, flatten, i64, rebuild
+from .thread_pool import BODY_TYPE, POOL_FUNCTION
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,9 +63,52 @@ def captured_values(op: Operation) -> list[Value]:
     return captured
 
 
-def _estimated_work(fl: FunctionLowering, op: ParallelOp, trips: list[ir.Value]) -> ir.Value:
+def _at_first_iteration(fl: FunctionLowering, op: ParallelOp, lowers: list[ir.Value]):
+    """``value(v)``: the LLVM value ``v`` has in the first iteration of ``op``, computed before
+    the loop, or None when that takes more than scalar ops on values known before the loop and
+    on the loop's indices."""
+    first = dict(zip(op.induction_vars, lowers))
+    memo: dict[Value, ir.Value | None] = {}
+
+    def value(v: Value) -> ir.Value | None:
+        if v in fl.values:
+            return fl.get(v)
+        if v in first:
+            return first[v]
+        if v in memo:
+            return memo[v]
+        memo[v] = None  # (guards against cycles)
+        owner = getattr(v, "owner", None)
+        result = None
+        if isinstance(owner, ConstantOp):
+            result = constant(owner.result.type, owner.numpy_value)
+        elif isinstance(owner, ScalarOp) and _inside(owner, op):
+            args = [value(a) for a in owner.operands]
+            if all(a is not None for a in args):
+                try:
+                    result = ScalarEmitter(fl.builder).emit(
+                        type(owner), args, [a.type for a in owner.operands], owner.result.type)
+                except ValueError:  # an op the emitter has no rule for: no estimate from it
+                    result = None
+        memo[v] = result
+        return result
+    return value
+
+
+def _inside(inner: Operation, op: Operation) -> bool:
+    parent = inner.parent_op
+    while parent is not None:
+        if parent is op:
+            return True
+        parent = parent.parent_op
+    return False
+
+
+def _estimated_work(fl: FunctionLowering, op: ParallelOp, trips: list[ir.Value],
+                    lowers: list[ir.Value]) -> ir.Value:
     """A ``double`` estimate of the innermost iterations the parallel loop runs."""
     b = fl.builder
+    first_value = _at_first_iteration(fl, op, lowers)
 
     def as_double(v: ir.Value) -> ir.Value:
         if isinstance(v, ir.Constant):
@@ -83,8 +126,9 @@ def _estimated_work(fl: FunctionLowering, op: ParallelOp, trips: list[ir.Value])
                 bounds = list(zip(inner.lowers, inner.uppers, inner.steps))
             work = nested(inner.body.block)
             for lo, hi, st in bounds:
-                if all(v in fl.values for v in (lo, hi, st)):
-                    n = as_double(trip_count(fl, fl.get(lo), fl.get(hi), fl.get(st)))
+                known = [first_value(v) for v in (lo, hi, st)]
+                if all(v is not None for v in known):
+                    n = as_double(trip_count(fl, *known))
                     work = b.fmul(work, n)
             if isinstance(best, ir.Constant) and best.constant == 1.0:
                 best = work
@@ -104,7 +148,9 @@ def _estimated_work(fl: FunctionLowering, op: ParallelOp, trips: list[ir.Value])
 
 def run_parallel(fl: FunctionLowering, op: ParallelOp, lowers, uppers, steps,
                  lower_body: Callable) -> None:
-    """Outline ``op``'s body and run it on all threads, or inline when the work is small."""
+    """Outline ``op``'s body and run it on the thread pool, or on this thread when the work is
+    small or the module is built for one thread (outlined all the same: the loop is then the
+    same machine code whatever the number of threads, and so are its results)."""
     state = fl.state
     b = fl.builder
     captured = captured_values(op)
@@ -120,15 +166,19 @@ def run_parallel(fl: FunctionLowering, op: ParallelOp, lowers, uppers, steps,
         b.store(value, b.gep(ctx, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
     ctx_bytes = b.bitcast(ctx, I8P)
     trips = [trip_count(fl, lo, hi, st) for lo, hi, st in zip(lowers, uppers, steps)]
-    work = _estimated_work(fl, op, trips)
-    threaded = b.and_(
-        b.fcmp_ordered(">=", work, ir.Constant(DOUBLE, float(state.parallel_threshold))),
-        fl.icmp(">=", trips[0], i64(2)))
-    with b.if_else(threaded) as (on_threads, inline):
-        with on_threads:
-            b.call(parallel_for_function(state), [body_fn, trips[0], ctx_bytes])
-        with inline:
-            b.call(body_fn, [i64(0), trips[0], ctx_bytes])
+    if state.num_threads == 1:
+        b.call(body_fn, [i64(0), trips[0], ctx_bytes])
+    else:
+        work = _estimated_work(fl, op, trips, lowers)
+        threaded = b.and_(
+            b.fcmp_ordered(">=", work, ir.Constant(DOUBLE, float(state.parallel_threshold))),
+            fl.icmp(">=", trips[0], i64(2)))
+        with b.if_else(threaded) as (on_threads, inline):
+            with on_threads:
+                b.call(parallel_for_function(state),
+                       [body_fn, trips[0], ctx_bytes, i64(state.num_threads)])
+            with inline:
+                b.call(body_fn, [i64(0), trips[0], ctx_bytes])
     error = b.load(error_ptr)
     fl.fail_if(b.icmp_signed("!=", error, ir.Constant(I32, 0)), error)
 
@@ -138,6 +188,9 @@ def _outline(state: ModuleLowering, op: ParallelOp, captured: list[Value], parts
     fn = ir.Function(state.module, BODY_TYPE, state.unique_name("lowering.parallel_body"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
+    # Called directly below the threshold and through the pool above it: inlining the direct
+    # call would compile (and vectorize) the whole loop nest twice.
+    fn.attributes.add("noinline")
     begin, end, ctx_arg = fn.args
     error_slot: list[ir.Value] = []
 
@@ -165,88 +218,28 @@ def _outline(state: ModuleLowering, op: ParallelOp, captured: list[Value], parts
     bounds = list(values)
     lowers, uppers, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:]
     group = new_access_group(child)
+    interleave = interleave_count(op.body.block)
 
     def outer(k: ir.Value, _carried) -> list:
         iv0 = child.add(lowers[0], child.mul(k, steps[0]))
         emit_loop_nest(child, lowers[1:], uppers[1:], steps[1:],
-                       lambda ivs: lower_body(child, op.body.block, [iv0, *ivs]), group)
+                       lambda ivs: lower_body(child, op.body.block, [iv0, *ivs]), group,
+                       interleave)
         return []
 
-    emit_loop(child, begin, end, i64(1), [], outer, group)
+    emit_loop(child, begin, end, i64(1), [], outer, group, interleave if rank == 1 else None)
     b.ret_void()
     return fn
 
 
 # ---------------------------------------------------------------------------------------------
-# The fork-join runtime (one copy per module)
-
-
-def _task_function(state: ModuleLowering) -> ir.Function:
-    existing = state.module.globals.get(TASK_FUNCTION)
-    if existing is not None:
-        return existing
-    fn = ir.Function(state.module, ir.FunctionType(I8P, [I8P]), TASK_FUNCTION)
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    task = b.bitcast(fn.args[0], TASK_TYPE.as_pointer())
-    fields = [b.load(b.gep(task, [ir.Constant(I32, 0), ir.Constant(I32, i)], inbounds=True))
-              for i in range(4)]
-    b.call(fields[0], fields[1:])
-    b.ret(ir.Constant(I8P, None))
-    return fn
+# The thread pool (one per process, see ``thread_pool``)
 
 
 def parallel_for_function(state: ModuleLowering) -> ir.Function:
-    """``void lowering.parallel_for(body, i64 trips, i8* ctx)``: run ``body`` over ``[0, trips)``
-    split into ``min(num_threads, trips)`` chunks, one per thread."""
-    existing = state.module.globals.get(RUNTIME_FUNCTION)
-    if existing is not None:
-        return existing
-    threads = state.num_threads
-    fn = ir.Function(state.module, ir.FunctionType(VOID, [BODY_TYPE.as_pointer(), I64, I8P]),
-                     RUNTIME_FUNCTION)
-    fn.linkage = "internal"
-    body, trips, ctx = fn.args
-    create = state.function("pthread_create", ir.FunctionType(
-        I32, [I64.as_pointer(), I8P, ir.FunctionType(I8P, [I8P]).as_pointer(), I8P]))
-    join = state.function("pthread_join", ir.FunctionType(I32, [I64, I8P.as_pointer()]))
-    task_fn = _task_function(state)
-
-    rt = FunctionLowering(state, fn, lambda *_: None)
-    b = rt.builder
-    tids = rt.alloca(ir.ArrayType(I64, threads), name="threads")
-    tasks = rt.alloca(ir.ArrayType(TASK_TYPE, threads), name="tasks")
-    created = rt.alloca(ir.ArrayType(I1, threads), name="created")
-    limit = i64(threads)
-    count = b.select(b.icmp_signed("<", trips, limit), trips, limit)
-    chunk = b.sdiv(trips, count)
-    extra = b.srem(trips, count)
-
-    def start(t: ir.Value) -> ir.Value:  # t * chunk + min(t, extra)
-        return b.add(b.mul(t, chunk), b.select(b.icmp_signed("<", t, extra), t, extra))
-
-    def at(array, t, *more) -> ir.Value:
-        return b.gep(array, [ir.Constant(I32, 0), t, *more], inbounds=True)
-
-    def spawn(t: ir.Value, _carried) -> list:
-        lo, hi = start(t), start(b.add(t, i64(1)))
-        task = at(tasks, t)
-        for i, value in enumerate((body, lo, hi, ctx)):
-            b.store(value, at(tasks, t, ir.Constant(I32, i)))
-        rc = b.call(create, [at(tids, t), ir.Constant(I8P, None), task_fn, b.bitcast(task, I8P)])
-        ok = b.icmp_signed("==", rc, ir.Constant(I32, 0))
-        b.store(ok, at(created, t))
-        with b.if_then(b.not_(ok)):
-            b.call(body, [lo, hi, ctx])
-        return []
-
-    def wait(t: ir.Value, _carried) -> list:
-        with b.if_then(b.load(at(created, t))):
-            b.call(join, [b.load(at(tids, t)), ir.Constant(I8P.as_pointer(), None)])
-        return []
-
-    emit_loop(rt, i64(1), count, i64(1), [], spawn)
-    b.call(body, [i64(0), start(i64(1)), ctx])
-    emit_loop(rt, i64(1), count, i64(1), [], wait)
-    b.ret_void()
+    """The declaration of ``void lowering_parallel_for(body, i64 trips, i8* ctx, i64 threads)``:
+    run ``body`` over ``[0, trips)`` on up to ``threads`` threads of the process's pool."""
+    fn = state.function(POOL_FUNCTION, ir.FunctionType(
+        VOID, [BODY_TYPE.as_pointer(), I64, I8P, I64]))
+    fn.attributes.add("nounwind")
     return fn

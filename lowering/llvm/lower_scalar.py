@@ -13,9 +13,16 @@
   unsigned (False < True).
 - ``f16`` is computed in ``f32`` and rounded back, as NumPy's half loops do.
 
-No fast-math flags are used anywhere: every result is the IEEE result NumPy computes, so the
-compiled code, NumPy and the interpreter agree bit for bit on the correctly rounded operations.
-(The price: LLVM does not vectorize float reductions, whose order would change.)
+No fast-math flags are used, except where an op says so: every result is the IEEE result NumPy
+computes, so the compiled code, NumPy and the interpreter agree bit for bit on the correctly
+rounded operations. The exception is the combining step of a reduction: ``bufferize`` marks it
+``{fastmath = "reassoc"}`` (``scalar.allow_reassociation``), which lets LLVM reorder that chain
+of operations, so that it vectorizes and interleaves the reduction (several independent
+accumulators, summed at the end: an order close to NumPy's pairwise sums, not the strict
+left-to-right one). On float
+``add``/``mul`` it is LLVM's ``reassoc`` flag; on float ``maximum``/``minimum`` it is
+``llvm.maximum``/``llvm.minimum``, which are associative (NaN still propagates; a tie of ``-0.0``
+and ``0.0`` gives ``0.0`` for the maximum and ``-0.0`` for the minimum, in any order).
 
 >>> import llvmlite.ir as ir
 >>> from lowering.ir.types import I32
@@ -34,7 +41,7 @@ from typing import Callable
 
 import llvmlite.ir as ir
 
-from lowering.dialects.scalar import SCALAR_OPS, ConstantOp, ScalarOp
+from lowering.dialects.scalar import SCALAR_OPS, ConstantOp, ScalarOp, allows_reassociation
 from lowering.ir.types import ScalarType
 
 from .lower_casts import convert, narrow, widen, work_type
@@ -58,12 +65,14 @@ class ScalarEmitter:
     """Emits scalar-dialect functions on LLVM values with an ``ir.IRBuilder``.
 
     ``math(builder, name, args)`` calls a transcendental function (default: the vector math
-    library, with libm for what it lacks); another backend may pass its own.
+    library, with libm for what it lacks); another backend may pass its own. ``reassoc``: the
+    op may be reassociated with the others of its chain (a reduction's combining step).
     """
 
-    def __init__(self, builder: ir.IRBuilder, math: MathCall = math_call):
+    def __init__(self, builder: ir.IRBuilder, math: MathCall = math_call, reassoc: bool = False):
         self.b = builder
         self.math = math
+        self.reassoc = reassoc
 
     def emit(self, op_class: type[ScalarOp], args: list, arg_types: list[ScalarType],
              result: ScalarType) -> ir.Value:
@@ -165,13 +174,16 @@ class ScalarEmitter:
         if short == "sqr":
             return b.fmul(v[0], v[0])
         if short in ("add", "sub", "mul"):
-            return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[short](v[0], v[1])
+            flags = ("reassoc",) if self.reassoc else ()
+            return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[short](v[0], v[1], flags=flags)
         if short == "floordiv":
             return float_floordiv_mod(b, v[0], v[1])[0]
         if short == "mod":
             return float_floordiv_mod(b, v[0], v[1])[1]
         if short == "pow":
             return self.math(b, "pow", v)
+        if short in ("maximum", "minimum") and self.reassoc:
+            return self._intrinsic(f"llvm.{short}", v[0], v[1])
         if short == "maximum":
             return self._float_max_min(True, v[0], v[1], half)
         if short == "minimum":
@@ -228,8 +240,8 @@ class ScalarEmitter:
 def _lower_scalar_op(fl, op):
     args = [fl.get(v) for v in op.operands]
     try:
-        value = ScalarEmitter(fl.builder).emit(type(op), args, [v.type for v in op.operands],
-                                               op.result.type)
+        value = ScalarEmitter(fl.builder, reassoc=allows_reassociation(op)).emit(
+            type(op), args, [v.type for v in op.operands], op.result.type)
     except ValueError as exc:
         raise translation_error(op, str(exc)) from None
     return [value]

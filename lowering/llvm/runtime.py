@@ -2,7 +2,8 @@
 
 Generated code calls the C library (``aligned_alloc``, ``free``, ``memcpy``/``memset`` that LLVM
 may substitute for loops, ``fmod``/``fmodf`` for float remainders, the libm functions the vector
-math library lacks), pthreads (``pthread_create``, ``pthread_join``) and the BLAS NumPy ships.
+math library lacks), the thread pool (``thread_pool``, itself over pthreads) and the BLAS NumPy
+ships.
 ``register_runtime_symbols`` looks each one up with ctypes in the running process and registers
 its address with ``jit.register_symbol``, so object code (also object code loaded from the disk
 cache) links the same way on every machine. Call it before loading compiled code; translating a
@@ -22,9 +23,12 @@ import os
 from .blas import register_blas_symbols
 from .jit import register_symbol
 from .lower_math import LIBM_NAMES
+from .thread_pool import POOL_FUNCTION, install_thread_pool
 
 C_SYMBOLS = ("aligned_alloc", "free", "malloc", "memcpy", "memmove", "memset", "pthread_create",
-             "pthread_join", "fmod", "fmodf")
+             "pthread_join", "pthread_detach", "pthread_mutex_init", "pthread_mutex_lock",
+             "pthread_mutex_unlock", "pthread_cond_init", "pthread_cond_wait",
+             "pthread_cond_broadcast", "getpid", "sched_yield", "madvise", "fmod", "fmodf")
 LIBM_SYMBOLS = tuple(sorted({name + suffix for name in LIBM_NAMES.values()
                              for suffix in ("", "f")}))
 
@@ -64,11 +68,13 @@ def register_runtime_symbols() -> None:
             continue
         register_symbol(name, address)
         _REGISTERED[name] = address
-    essential = {"aligned_alloc", "free", "pthread_create", "pthread_join"} & set(missing)
+    essential = {"aligned_alloc", "free", "pthread_create", "pthread_mutex_lock",
+                 "pthread_cond_wait"} & set(missing)
     if essential:
         raise RuntimeError(f"the C library of this process lacks {', '.join(sorted(essential))}, "
                            f"which compiled code needs")
     register_blas_symbols()
+    _REGISTERED[POOL_FUNCTION] = install_thread_pool()
 
 
 def registered_symbols() -> dict[str, int]:

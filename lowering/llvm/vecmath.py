@@ -102,11 +102,14 @@ def function_name(name: str, ty: ir.Type) -> str:
     return f"lowering.{name}.{format_of(ty).name}"
 
 
-def define_math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
+def define_math_function(module: ir.Module, name: str, ty: ir.Type,
+                         ldexp_instruction: bool | None = None) -> ir.Function:
     """Add the definition of math function ``name`` for ``ty`` to ``module`` (once) and return it.
 
     ``ty`` is ``ir.FloatType()`` or ``ir.DoubleType()``; the function takes ``arity`` arguments of
     that type and returns one.  Calling again returns the function already defined.
+    ``ldexp_instruction`` chooses how powers of two are applied (see ``MathBuilder``; the same
+    results either way); by default, the fastest way on this host.
     """
     if name not in MATH_FUNCTIONS:
         raise ValueError(f"no vector math function '{name}' (known: "
@@ -121,8 +124,35 @@ def define_math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Functi
         return existing
     fn = ir.Function(module, ir.FunctionType(fmt.ir_type, [fmt.ir_type] * info.arity), symbol)
     fn.linkage = "internal"
+    if (name, fmt.name) in WITH_VECTOR_VERSIONS:
+        _define_with_vector_versions(module, fn, name, ldexp_instruction)
+        return fn
     for attribute in ("alwaysinline", "nounwind", "readnone"):
         fn.attributes.add(attribute)
-    mb = MathBuilder(ir.IRBuilder(fn.append_basic_block("entry")), fmt)
+    mb = MathBuilder(ir.IRBuilder(fn.append_basic_block("entry")), fmt, ldexp_instruction)
     mb.builder.ret(info.emit(mb, *fn.args))
     return fn
+
+
+# Functions whose loops run faster with a branch on the whole vector (a fast path that holds
+# for nearly every argument, the exact but costly one only where a lane needs it) than with
+# straight-line code computing both: they are defined with a branch and not inlined, and vector
+# versions ``<name>.v4/.v8/.v16`` are offered to LLVM's loop vectorizer through the vector
+# function ABI (the ``vector-function-abi-variant`` attribute), which calls them in place of
+# the scalar function in vectorized loops. The versions have external linkage, so that nothing
+# removes them before the vectorizer has used them.
+WITH_VECTOR_VERSIONS = {("sin", "f32"): False, ("cos", "f32"): True}  # -> is the cosine
+
+
+def _define_with_vector_versions(module: ir.Module, fn: ir.Function, name: str,
+                                 ldexp_instruction: bool | None) -> None:
+    cosine = WITH_VECTOR_VERSIONS[name, format_of(fn.return_value.type).name]
+    for attribute in ("noinline", "nounwind", "readnone"):
+        fn.attributes.add(attribute)
+    exact = _trig.define_sin_cos_f32(fn, ldexp_instruction, cosine)
+    mappings = []
+    for lanes in _trig.VECTOR_WIDTHS:
+        vector = _trig.define_sin_cos_f32_vector(module, fn, exact, lanes, cosine)
+        mappings.append(f"_ZGV_LLVM_N{lanes}v_{fn.name}({vector.name})")
+    # llvmlite knows no string attributes: added to the set directly, printed as given.
+    set.add(fn.attributes, f'"vector-function-abi-variant"="{",".join(mappings)}"')

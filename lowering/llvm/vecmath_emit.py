@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import struct
 from decimal import Decimal, localcontext
@@ -134,15 +135,32 @@ Operand = Union[ir.Value, float, int]
 Pair = tuple[ir.Value, ir.Value]
 
 
-class MathBuilder:
-    """Straight-line float code for one format (see the module docstring)."""
+@functools.cache
+def host_scales_exactly() -> bool:
+    """Whether this CPU has an instruction for ``x·2**k`` rounded once (AVX-512's ``vscalef``,
+    what LLVM makes of ``llvm.ldexp`` there; elsewhere ``llvm.ldexp`` becomes a libm call per
+    element, so the builder scales in two steps instead)."""
+    from lowering.llvm.jit import host_features
+    return "+avx512f" in host_features().split(",")
 
-    def __init__(self, builder: ir.IRBuilder, fmt: FloatFormat):
+
+class MathBuilder:
+    """Straight-line float code for one format (see the module docstring).
+
+    ``ldexp_instruction``: scale by powers of two with ``llvm.ldexp`` (one instruction where
+    ``host_scales_exactly``; the default is what the host has) instead of two multiplications;
+    both give the same, once-rounded results.
+    """
+
+    def __init__(self, builder: ir.IRBuilder, fmt: FloatFormat,
+                 ldexp_instruction: bool | None = None):
         self.builder = builder
         self.fmt = fmt
         self.ty = fmt.ir_type
         self.ity = fmt.int_type
         self.i32 = ir.IntType(32)
+        self.ldexp_instruction = (host_scales_exactly() if ldexp_instruction is None
+                                  else ldexp_instruction)
 
     # ------------------------------------------------------------ constants and intrinsics
 
@@ -288,8 +306,16 @@ class MathBuilder:
                                                self.iconst(self.fmt.fraction_bits)))
 
     def ldexp(self, x: Operand, k: ir.Value) -> ir.Value:
-        """x · 2**k for an i32 ``k`` up to about twice the exponent range, in two exact-or-once
-        rounded steps (so results that overflow give inf and subnormal results round once)."""
+        """x · 2**k for an i32 ``k`` up to about twice the exponent range, rounded once (results
+        that overflow give inf, subnormal results round once): ``llvm.ldexp`` with
+        ``ldexp_instruction``, else two exact-or-once rounded multiplications."""
+        if self.ldexp_instruction:
+            name = f"llvm.ldexp.{self.fmt.name}.i32"
+            module = self.builder.module
+            fn = module.globals.get(name)
+            if fn is None:
+                fn = ir.Function(module, ir.FunctionType(self.ty, [self.ty, self.i32]), name)
+            return self.builder.call(fn, [self._v(x), k])
         half = self.builder.ashr(k, self.iconst(1, self.i32))
         rest = self.builder.sub(k, half)
         return self.mul(self.mul(x, self.pow2i(half)), self.pow2i(rest))

@@ -222,7 +222,7 @@ def emit_pow(mb: MathBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
     """x**y; f32 is computed in f64 (where the f64 error is far below an f32 ulp)."""
     if mb.fmt.bits == 64:
         return emit_pow_f64(mb, x, y)
-    wide = MathBuilder(mb.builder, FORMATS["f64"])
+    wide = MathBuilder(mb.builder, FORMATS["f64"], mb.ldexp_instruction)
     xd = mb.builder.fpext(x, wide.ty)
     yd = mb.builder.fpext(y, wide.ty)
     return mb.builder.fptrunc(emit_pow_f64(wide, xd, yd), mb.ty)

@@ -193,7 +193,7 @@ def reduce_pio2_f32(mb: MathBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, M
     times a 53-bit chunk) each reduced mod 4 exactly; 212 bits of 2/π cover |x| < 2**128 with
     some 80 bits to spare below the point.  Vector gathers are slow on many x86 cores, so the
     f32 path, which has few enough bits to need, does without them."""
-    wide = MathBuilder(mb.builder, FORMATS["f64"])
+    wide = MathBuilder(mb.builder, FORMATS["f64"], mb.ldexp_instruction)
     b = mb.builder
     xd = b.fpext(x, wide.ty)
     ax = wide.abs(xd)
@@ -223,6 +223,64 @@ def reduce_pio2_f32(mb: MathBuilder, x: ir.Value) -> tuple[ir.Value, ir.Value, M
     r = wide.select(negative, wide.neg(r), r)
     quadrant = b.select(negative, b.neg(quadrant), quadrant)
     return quadrant, r, wide
+
+
+@functools.cache
+def one_over_pi_chunks() -> tuple[float, ...]:
+    """1/π as four doubles of 53 consecutive bits each (212 bits in all)."""
+    with localcontext() as ctx:
+        ctx.prec = 100
+        rest = 1 / pi()
+        chunks = []
+        for _ in range(4):
+            chunks.append(_truncate53(rest))
+            rest -= Decimal(chunks[-1])
+    return tuple(chunks)
+
+
+def _mod2(wide: MathBuilder, p: ir.Value) -> ir.Value:
+    """p minus the nearest multiple of 2 (exact for |p| < 2**54)."""
+    return wide.fma(wide.rint(wide.mul(p, 0.5)), -2.0, p)
+
+
+def sin_pi_f32(mb: MathBuilder, x: ir.Value, cosine: bool) -> ir.Value:
+    """sin x (or cos x = sin(x + π/2)) of an f32 ``x``, evaluated in f64 and rounded once.
+
+    ``|x|/π mod 2`` as ``s + lo`` (exact to about 2**-80), without a table: the sum of the
+    exact products ``|x|·C_i`` with 1/π in four 53-bit chunks, each reduced mod 2 exactly and
+    summed without error. With ``n`` the nearest integer to it (to ``s + lo + 1/2`` for the
+    cosine) and ``f = s - n + lo`` (``s - n`` exact, by Sterbenz), ``sin x = ±sin(πf)`` with
+    ``|f| ≤ 1/2``: one odd polynomial, the sign from ``n``'s parity and, for sin, ``x``'s."""
+    b = mb.builder
+    i32 = mb.i32
+    wide = MathBuilder(b, FORMATS["f64"], mb.ldexp_instruction)
+    bits = mb.to_bits(x)
+    ax = b.fpext(mb.abs(x), wide.ty)
+    c0, c1, c2, c3 = one_over_pi_chunks()
+    h0, l0 = wide.two_prod(ax, c0)
+    h1, l1 = wide.two_prod(ax, c1)
+    h2, l2 = wide.two_prod(ax, c2)
+    # Parts below 2**-30 need no reduction mod 2 and can be summed with ordinary rounding.
+    lo = wide.fma(ax, c3, l2)
+    total, e = wide.two_sum(_mod2(wide, h0), _mod2(wide, l0))
+    lo = wide.add(lo, e)
+    for part in (h1, l1, h2):
+        total, e = wide.two_sum(total, _mod2(wide, part))
+        lo = wide.add(lo, e)
+    if cosine:
+        n = wide.rint(wide.add(wide.add(total, lo), 0.5))
+        d = wide.sub(total, wide.sub(n, 0.5))
+    else:
+        n = wide.rint(wide.add(total, lo))
+        d = wide.sub(total, n)
+    f = wide.add(d, lo)
+    p = wide.mul(f, wide.horner(wide.mul(f, f), COEFFICIENTS["sin_pi", "f64"]))
+    y = b.fptrunc(p, mb.ty)
+    sign = b.shl(b.fptosi(n, i32), ir.Constant(i32, 31))    # (-1)**n
+    if not cosine:
+        sign = b.xor(sign, b.and_(bits, ir.Constant(i32, -0x80000000)))
+    y = mb.from_bits(b.xor(mb.to_bits(y), sign))
+    return mb.select(mb.or_(mb.isinf(x), mb.isnan(x)), math.nan, y)
 
 
 def _sin_cos_poly(wide: MathBuilder, r: Pair, fmt: str) -> tuple[Pair, Pair]:
@@ -271,12 +329,16 @@ def _quadrant_select(wide: MathBuilder, quadrant: ir.Value, first: ir.Value, sec
 
 def emit_sin(mb: MathBuilder, x: ir.Value) -> ir.Value:
     """sin x."""
+    if mb.fmt.bits == 32:
+        return sin_pi_f32(mb, x, cosine=False)
     quadrant, s, c, wide = _sin_cos(mb, x)
     return _finish(mb, wide, x, _quadrant_select(wide, quadrant, wide.add(*s), wide.add(*c)))
 
 
 def emit_cos(mb: MathBuilder, x: ir.Value) -> ir.Value:
     """cos x: sin shifted by a quadrant."""
+    if mb.fmt.bits == 32:
+        return sin_pi_f32(mb, x, cosine=True)
     quadrant, s, c, wide = _sin_cos(mb, x)
     shifted = wide.builder.add(quadrant, ir.Constant(ir.IntType(32), 1))
     value = _quadrant_select(wide, shifted, wide.add(*s), wide.add(*c))
@@ -302,3 +364,145 @@ def emit_tan(mb: MathBuilder, x: ir.Value) -> ir.Value:
     residual = wide.add(residual, wide.fma(wide.neg(q), den[1], num[1]))
     value = wide.add(q, wide.div(residual, den_value))
     return _finish(mb, wide, x, value)
+
+
+# ---------------------------------------------------------------------------------------------
+# f32 sin and cos with a fast path, and vector versions for the loop vectorizer
+
+# Below this |x|, an f32 argument is reduced by π exactly with three constants (Cody-Waite).
+FAST_TRIG_LIMIT = 2.0 ** 19
+# The vector widths the loop vectorizer may pick for f32 (SSE, AVX, AVX-512).
+VECTOR_WIDTHS = (4, 8, 16)
+
+
+@functools.cache
+def _pi_parts() -> tuple[float, float, float]:
+    """π as P1 + P2 + P3 (+ 2**-118): P1 and P2 of 33 bits, so that ``m·P_i`` is exact for the
+    multiples ``|m| < 2**20`` below the limit, then 53 bits."""
+    fmt = FORMATS["f64"]
+    with localcontext() as ctx:
+        ctx.prec = 100
+        rest, parts = PI, []
+        for bits in (33, 33, 53):
+            parts.append(fmt.split(rest, bits)[0])
+            rest -= Decimal(parts[-1])
+    return tuple(parts)
+
+
+def _lanes(value: ir.Value) -> int:
+    return value.type.count if isinstance(value.type, ir.VectorType) else 1
+
+
+def _like(scalar_type: ir.Type, lanes: int) -> ir.Type:
+    return scalar_type if lanes == 1 else ir.VectorType(scalar_type, lanes)
+
+
+def _splat(scalar_type: ir.Type, value, lanes: int) -> ir.Constant:
+    c = ir.Constant(scalar_type, value)
+    return c if lanes == 1 else ir.Constant(ir.VectorType(scalar_type, lanes), [c] * lanes)
+
+
+def _intrinsic(b: ir.IRBuilder, name: str, *args: ir.Value) -> ir.Value:
+    ty = args[0].type
+    suffix = (f"v{ty.count}" + ("f32" if isinstance(ty.element, ir.FloatType) else "f64")
+              if isinstance(ty, ir.VectorType) else
+              "f32" if isinstance(ty, ir.FloatType) else "f64")
+    full = f"llvm.{name}.{suffix}"
+    fn = b.module.globals.get(full)
+    if fn is None:
+        fn = ir.Function(b.module, ir.FunctionType(ty, [ty] * len(args)), full)
+    return b.call(fn, list(args))
+
+
+def emit_sin_cos_f32_fast(b: ir.IRBuilder, x: ir.Value, cosine: bool) -> ir.Value:
+    """sin x (or cos x) of ``float`` or ``<N x float>`` ``x`` with ``|x| < FAST_TRIG_LIMIT``, in
+    f64 lanes, rounded once: ``n`` the nearest integer to ``|x|/π`` (to ``|x|/π + 1/2`` for the
+    cosine, with ``m = n - 1/2``), ``r = |x| - m·π`` by Cody-Waite (exact but for the last,
+    tiny terms), ``sin x = ±sin(πf)`` with ``f = r/π``, ``|f| ≤ 1/2`` (the polynomial of
+    :func:`sin_pi_f32`), the sign from ``n``'s parity (and, for sin, ``x``'s)."""
+    lanes = _lanes(x)
+    f32, f64, i32 = ir.FloatType(), ir.DoubleType(), ir.IntType(32)
+    d = lambda v: _splat(f64, v, lanes)  # noqa: E731
+    bits = b.bitcast(x, _like(i32, lanes))
+    ax = b.fpext(_intrinsic(b, "fabs", x), _like(f64, lanes))
+    inv_pi = float(1 / pi())
+    if cosine:
+        n = _intrinsic(b, "rint", _intrinsic(b, "fma", ax, d(inv_pi), d(0.5)))
+        m = b.fsub(n, d(0.5))
+    else:
+        n = m = _intrinsic(b, "rint", b.fmul(ax, d(inv_pi)))
+    minus_m = b.fneg(m)
+    r = ax
+    for part in _pi_parts():
+        r = _intrinsic(b, "fma", minus_m, d(part), r)
+    f = b.fmul(r, d(inv_pi))
+    z = b.fmul(f, f)
+    coefficients = COEFFICIENTS["sin_pi", "f64"]
+    q = d(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        q = _intrinsic(b, "fma", q, z, d(c))
+    y = b.fptrunc(b.fmul(f, q), _like(f32, lanes))
+    sign = b.shl(b.fptosi(n, _like(i32, lanes)), _splat(i32, 31, lanes))     # (-1)**n
+    if not cosine:
+        sign = b.xor(sign, b.and_(bits, _splat(i32, -0x80000000, lanes)))
+    return b.bitcast(b.xor(b.bitcast(y, _like(i32, lanes)), sign), y.type)
+
+
+def _fast_lanes(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """i1: every lane of ``x`` is below the fast path's limit (false for inf and NaN)."""
+    lanes = _lanes(x)
+    ok = b.fcmp_ordered("<", _intrinsic(b, "fabs", x),
+                        _splat(ir.FloatType(), FAST_TRIG_LIMIT, lanes))
+    if lanes == 1:
+        return ok
+    every = ir.Constant(ir.IntType(lanes), (1 << lanes) - 1)
+    return b.icmp_unsigned("==", b.bitcast(ok, ir.IntType(lanes)), every)
+
+
+def define_sin_cos_f32(fn: ir.Function, ldexp_instruction: bool | None,
+                      cosine: bool) -> ir.Function:
+    """The body of the scalar f32 sin (cos) ``fn``: the fast path below the limit, else a call
+    of ``<fn>.exact`` (defined here and returned): the reduction of :func:`sin_pi_f32`, for
+    every argument (inf and NaN included). The vector versions call ``.exact`` too: ``fn``
+    itself is mapped to them, so a vectorizer could turn their calls of ``fn`` back into
+    themselves."""
+    module = fn.module
+    exact = ir.Function(module, fn.function_type, f"{fn.name}.exact")
+    exact.linkage = "internal"
+    for attribute in ("noinline", "nounwind", "readnone"):
+        exact.attributes.add(attribute)
+    mb = MathBuilder(ir.IRBuilder(exact.append_basic_block("entry")), FORMATS["f32"],
+                     ldexp_instruction)
+    mb.builder.ret(sin_pi_f32(mb, exact.args[0], cosine))
+    (x,) = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    fast, slow = fn.append_basic_block("fast"), fn.append_basic_block("slow")
+    b.cbranch(_fast_lanes(b, x), fast, slow)
+    b.position_at_end(fast)
+    b.ret(emit_sin_cos_f32_fast(b, x, cosine))
+    b.position_at_end(slow)
+    b.ret(b.call(exact, [x]))
+    return exact
+
+
+def define_sin_cos_f32_vector(module: ir.Module, scalar: ir.Function, exact: ir.Function,
+                              lanes: int, cosine: bool) -> ir.Function:
+    """``<lanes x float> <scalar>.v<lanes>(<lanes x float>)``: the fast path when every lane
+    allows it, else ``exact`` lane by lane (rare: arguments of 2**19 and more, inf, NaN)."""
+    vec = ir.VectorType(ir.FloatType(), lanes)
+    fn = ir.Function(module, ir.FunctionType(vec, [vec]), f"{scalar.name}.v{lanes}")
+    fn.attributes.add("nounwind")
+    fn.attributes.add("readnone")
+    (x,) = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    fast, lane_by_lane = fn.append_basic_block("fast"), fn.append_basic_block("lane_by_lane")
+    b.cbranch(_fast_lanes(b, x), fast, lane_by_lane)
+    b.position_at_end(fast)
+    b.ret(emit_sin_cos_f32_fast(b, x, cosine))
+    b.position_at_end(lane_by_lane)
+    result = ir.Constant(vec, ir.Undefined)
+    for i in range(lanes):
+        index = ir.Constant(ir.IntType(32), i)
+        result = b.insert_element(result, b.call(exact, [b.extract_element(x, index)]), index)
+    b.ret(result)
+    return fn

@@ -119,10 +119,19 @@ class Arith:
     def apply(self, cls, *operands, **attrs) -> Value:
         """The result of scalar op ``cls`` on ``operands`` (Python numbers become index
         constants, or constants of the type of the first Value operand)."""
+        return self._insert(self.build(cls, *operands, **attrs))
+
+    def build(self, cls, *operands, **attrs) -> Operation:
+        """The detached op ``apply`` would insert (to mark it before ``insert``)."""
         like = next((v.type for v in operands if isinstance(v, Value)), INDEX)
         values = [self.value(v, I1 if isinstance(v, (bool, np.bool_)) else like)
                   for v in operands]
-        return self._insert(cls.build(*values, **attrs))
+        return cls.build(*values, **attrs)
+
+    def insert(self, op: Operation) -> Value:
+        """The result of the detached one-result scalar ``op``, inserted (or the result of an
+        identical op inserted before, ``op`` then being dropped)."""
+        return self._insert(op)
 
     def add(self, a, b):
         if _is_static(a) and _is_static(b):
@@ -556,16 +565,18 @@ class FunctionLowering:
         for block in blocks:
             block.append(YieldOp.build())
 
-    def fold(self, builder: Builder, uppers, inits, body: Callable) -> list[Value]:
-        """Sequential ``loops.for`` loops over ``[0, uppers)`` carrying ``inits``:
-        ``body(builder, ivs, carried) -> next carried values``; returns the final values."""
+    def fold(self, builder: Builder, uppers, inits, body: Callable, lowers=None) -> list[Value]:
+        """Sequential ``loops.for`` loops over ``[lowers, uppers)`` (``lowers`` default to 0)
+        carrying ``inits``: ``body(builder, ivs, carried) -> next carried values``; returns the
+        final values."""
         if not uppers:
             return list(body(builder, [], list(inits)))
-        c0, c1 = self.constant(0), self.constant(1)
+        c1 = self.constant(1)
         ups = [self.ix.value(u) for u in uppers]
+        los = [self.ix.value(lo) for lo in (lowers or [0] * len(uppers))]
 
         def level(b: Builder, k: int, ivs: list, carried: list) -> list[Value]:
-            loop = b.insert(ForOp.build(c0, ups[k], c1, carried))
+            loop = b.insert(ForOp.build(los[k], ups[k], c1, carried))
             inner = Builder.at_end(loop.body.block)
             here = ivs + [loop.induction_var]
             if k == len(ups) - 1:

@@ -13,12 +13,27 @@ Each reduction folds its input over ``axes`` with an accumulator:
   every axis); the first maximum wins and NaN counts as the maximum, as ``numpy.argmax`` has it;
   an empty input is an error.
 
-Loop order: the outermost loop is a ``loops.parallel`` over the first kept dimension (a reduction
-to one element has none), then the other dimensions in their order, so the last, contiguous one
-is innermost. When the reduced dimensions are then all inside the kept ones the accumulator is a
-value carried by ``loops.for`` (``acc = acc + x``); otherwise (a kept dimension inside a reduced
-one, e.g. ``x.sum(axis=1)`` of a 3-d ``x``) it lives in the result buffer, initialized with the
-identity, so the innermost loop still walks contiguous memory.
+Loop order: the outermost loop is a ``loops.parallel`` over the first kept dimension, then the
+other dimensions in their order, so the last, contiguous one is innermost. When the reduced
+dimensions are then all inside the kept ones the accumulator is a value carried by ``loops.for``
+(``acc = acc + x``); otherwise (a kept dimension inside a reduced one, e.g. ``x.sum(axis=1)`` of
+a 3-d ``x``) it lives in the result buffer, initialized with the identity, so the innermost loop
+still walks contiguous memory.
+
+A reduction to one element (no kept dimension) is split into at most ``PARTIAL_RESULTS``
+contiguous chunks of its first dimension, reduced by a ``loops.parallel`` into a buffer of partial
+results, which a short sequential loop then combines (unless its size is known to be below
+``CHUNKED_MIN_SIZE``: then it is one sequential loop nest). A reduction keeping only the last
+dimension (``x.sum(axis=0)`` of a matrix) runs over parallel tiles of that dimension with the
+rows inside, accumulating in the result buffer, so the innermost loop stays contiguous.
+
+Order of operations: the combining step (``acc + x``, ``acc * x``, ``maximum(acc, x)``, ...) is
+marked ``{fastmath = "reassoc"}`` (``scalar.allow_reassociation``), so the code generator may
+regroup it: LLVM vectorizes a reduction loop and keeps several vector accumulators, summed at the
+end. A float sum is then computed in an order close to NumPy's pairwise summation, not strictly
+left to right, and its rounding differs from the interpreter's (which follows the IR in order)
+by a few ulps of the sum of absolute values. Integer results are exact either way (wrapping
+arithmetic is associative).
 """
 from __future__ import annotations
 
@@ -108,6 +123,21 @@ def highest(t: ScalarType):
     return np.inf if t.is_float else True if t.is_bool else np.iinfo(t.dtype).max
 
 
+def reassociable(cls) -> Callable:
+    """The combining step ``cls(acc, x)`` marked reassociable (see the module docstring).
+
+    >>> from lowering.ir.core import Block
+    >>> from lowering.passes.bufferize_core import Arith
+    >>> from lowering.ir.builder import Builder
+    >>> block = Block([F32, F32])
+    >>> a = Arith(Builder.at_end(block), None)
+    >>> total = reassociable(scalar.AddOp)(a, *block.args)
+    >>> scalar.allows_reassociation(total.owner)
+    True
+    """
+    return lambda a, acc, x: a.insert(scalar.allow_reassociation(a.build(cls, acc, x)))
+
+
 def monoid(ctx, r: Reduce, sizes) -> Monoid:
     """How ``r`` accumulates (a mean divides by the product of the reduced ``sizes``).
 
@@ -124,24 +154,23 @@ def monoid(ctx, r: Reduce, sizes) -> Monoid:
     if r.kind == "sum":
         # f16 sums accumulate in f32 and round once (NumPy's contiguous sums do the same).
         acc = F32 if out == F16 else out
-        return Monoid(acc, 0, lambda a, s, x: a.apply(scalar.AddOp, s, x),
-                      finish=lambda a, s: a.cast(s, out))
+        return Monoid(acc, 0, reassociable(scalar.AddOp), finish=lambda a, s: a.cast(s, out))
     if r.kind == "prod":
-        return Monoid(out, 1, lambda a, p, x: a.apply(scalar.MulOp, p, x))
+        return Monoid(out, 1, reassociable(scalar.MulOp))
     if r.kind == "mean":
         acc = F32 if element == F16 else element if element.is_float else F64
         count = 1
         for axis in r.axes:
             count = ctx.ix.mul(count, sizes[axis])
         count = ctx.ix.cast(count, acc)
-        return Monoid(acc, 0, lambda a, s, x: a.apply(scalar.AddOp, s, x),
+        return Monoid(acc, 0, reassociable(scalar.AddOp),
                       finish=lambda a, s: a.cast(a.apply(scalar.DivOp, s, count), out))
     if element.is_bool:
         combine = scalar.OrOp if r.kind == "max" else scalar.AndOp
     else:
         combine = scalar.MaximumOp if r.kind == "max" else scalar.MinimumOp
     identity = lowest(element) if r.kind == "max" else highest(element)
-    return Monoid(element, identity, lambda a, acc, x: a.apply(combine, acc, x))
+    return Monoid(element, identity, reassociable(combine))
 
 
 def check_not_empty(ctx, r: Reduce, sizes, shape) -> None:
@@ -192,6 +221,10 @@ def reduce_values(ctx, r: Reduce, sizes, value_at) -> Lowered:
     """
     m = monoid(ctx, r, sizes)
     kept, axes = r.kept, r.axes
+    if not kept and r.rank and not _known_below(sizes, CHUNKED_MIN_SIZE):
+        return _reduce_in_chunks(ctx, r, m, sizes, value_at)
+    if kept == [r.rank - 1] and r.rank >= 2:
+        return _reduce_into_column_tiles(ctx, r, m, sizes, value_at)
     if kept and needs_memory_accumulator(kept, axes):
         acc = Accumulator(ctx, r, m, sizes)
         zero = ctx.constant(0)
@@ -211,6 +244,87 @@ def reduce_values(ctx, r: Reduce, sizes, value_at) -> Lowered:
         return m.finish(ctx.arith(b), total)
 
     return _store_per_kept(ctx, r, sizes, reduce_at)
+
+
+# A reduction to one element is split into at most this many chunks (the partial results): enough
+# for the threads of a machine to share the work evenly, few enough to combine in no time.
+PARTIAL_RESULTS = 64
+# Reductions of fewer elements than this, known at compile time, stay one sequential loop nest.
+CHUNKED_MIN_SIZE = 1 << 15
+
+
+def _known_below(sizes, limit: int) -> bool:
+    total = 1
+    for s in sizes:
+        if not isinstance(s, int):
+            return False
+        total *= s
+    return total < limit
+
+
+def _reduce_in_chunks(ctx, r: Reduce, m: Monoid, sizes, value_at) -> Lowered:
+    """A reduction of every dimension as ``chunks = min(n0, PARTIAL_RESULTS)`` reductions of
+    contiguous ranges ``[c * n0 // chunks, (c + 1) * n0 // chunks)`` of the first dimension
+    (``loops.parallel`` over the chunks, each storing its partial result), then one sequential
+    loop combining the partial results in order."""
+    ix = ctx.ix
+    n0 = sizes[0]
+    chunks = ix.min(n0, PARTIAL_RESULTS)
+    partials = ctx.alloc(TensorType((None,), m.acc), [chunks])
+    identity = ctx.constant(m.identity, m.acc)
+
+    def chunk(b, ivs):
+        a = ctx.arith(b)
+        (c,) = ivs
+        begin = a.floordiv(a.mul(c, n0), chunks)
+        end = a.floordiv(a.mul(a.add(c, 1), n0), chunks)
+
+        def step(bb, ivs_in_chunk, carried):
+            aa = ctx.arith(bb)
+            return [m.combine(aa, carried[0], m.prepare(aa, value_at(bb, ivs_in_chunk)))]
+        (partial,) = ctx.fold(b, [end, *sizes[1:]], [identity], step,
+                              lowers=[begin] + [0] * (r.rank - 1))
+        ctx.store(b, partial, partials, [c])
+
+    ctx.loop_nest([chunks], chunk)
+
+    def combine(b, ivs, carried):
+        a = ctx.arith(b)
+        return [m.combine(a, carried[0], b.insert(LoadOp.build(partials, ivs)).result)]
+    (total,) = ctx.fold(ctx.b, [chunks], [identity], combine)
+    return Lowered(r.result, scalar=m.finish(ctx.arith(ctx.b), total),
+                   sizes=r.result_sizes(sizes))
+
+
+# Reductions keeping only the last dimension split it into tiles of at least this many elements.
+COLUMN_TILE_MIN = 512
+
+
+def _reduce_into_column_tiles(ctx, r: Reduce, m: Monoid, sizes, value_at) -> Lowered:
+    """A reduction keeping only the last dimension (``x.sum(axis=0)`` of a matrix) with the
+    last, contiguous dimension innermost: a ``loops.parallel`` over tiles of it (at most
+    ``PARTIAL_RESULTS``, of at least ``COLUMN_TILE_MIN`` columns where there are enough), each
+    adding every row's part into its accumulators in memory."""
+    ix = ctx.ix
+    last = r.rank - 1
+    n = sizes[last]
+    tiles = ix.min(ix.max(ix.floordiv(n, COLUMN_TILE_MIN), 1), PARTIAL_RESULTS)
+    acc = Accumulator(ctx, r, m, sizes)
+    zero = ctx.constant(0)
+
+    def tile(b, ivs):
+        a = ctx.arith(b)
+        (t,) = ivs
+        begin = a.floordiv(a.mul(t, n), tiles)
+        end = a.floordiv(a.mul(a.add(t, 1), n), tiles)
+
+        def step(bb, all_ivs, _carried):
+            acc.update(bb, dict(enumerate(all_ivs)), value_at(bb, all_ivs), zero)
+            return []
+        ctx.fold(b, [*sizes[:last], end], [], step, lowers=[0] * last + [begin])
+
+    ctx.loop_nest([tiles], tile)
+    return acc.finish()
 
 
 def needs_memory_accumulator(kept, axes) -> bool:

@@ -33,8 +33,8 @@ INTEGERS_FOR_FLOAT_FUNCTIONS = ("i1", "i8", "ui16", "i32", "ui64")
 TRANSCENDENTAL = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
                   "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
                   "arctanh", "sigmoid", "softplus", "erf", "arctan2"}
-SETTINGS = settings(max_examples=8, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=8, deadline=None,  # values are filtered to each type's range
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def ops_for(t, float_functions: bool | None = None) -> list:
@@ -206,7 +206,8 @@ def compiled_vectors(type_name: str):
 
 
 @pytest.mark.parametrize("type_name", sorted(VECTOR_CASES))
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None,  # values are filtered to each type's range
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_vectorized_loops_match_numpy(type_name, data):
     t = SCALAR_TYPES[type_name]

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lowering.llvm.jit import optimized_ir
-from lowering.llvm.vecmath import MATH_FUNCTIONS, define_math_function, function_name
+from lowering.llvm.vecmath import (MATH_FUNCTIONS, WITH_VECTOR_VERSIONS, define_math_function,
+                                   function_name)
 from lowering.llvm.vecmath_accuracy import (EXTENDED, numpy_result, reference, ulp_error,
                                             ulp_of)
 from lowering.llvm.vecmath_coefficients import COEFFICIENTS
@@ -206,12 +207,30 @@ def test_definition_is_straight_line_inlinable_code_without_libm(name, fmt):
     module = ir.Module()
     fn = define_math_function(module, name, ir.FloatType() if fmt == "f32" else ir.DoubleType())
     assert fn.name == f"lowering.{name}.{fmt}"
+    if (name, fmt) in WITH_VECTOR_VERSIONS:
+        _check_vector_versions(module, fn)
+        return
     assert fn.linkage == "internal" and "alwaysinline" in fn.attributes
     assert len(fn.blocks) == 1
     body = str(fn)
     assert " br " not in body and "switch" not in body
     callees = set(re.findall(r'call \S+ @"?([\w.]+)', body))
     assert all(c.startswith("llvm.") for c in callees), callees
+
+
+def _check_vector_versions(module, fn):
+    """A function with vector versions: a branch to its exact path, not inlined, mapped to
+    ``.v4/.v8/.v16`` by the vector function ABI; everything calls only LLVM intrinsics and the
+    exact path (never libm, never the mapped function itself)."""
+    assert fn.linkage == "internal" and "noinline" in fn.attributes
+    text = str(module)
+    widths = re.findall(rf"_ZGV_LLVM_N(\d+)v_{re.escape(fn.name)}\({re.escape(fn.name)}\.v(\d+)\)",
+                        text)
+    assert sorted(int(a) for a, b in widths if a == b) == [4, 8, 16]
+    for f in module.functions:
+        callees = set(re.findall(r'call \S+ @"?([\w.]+)', str(f)))
+        assert all(c.startswith("llvm.") or c == f"{fn.name}.exact" for c in callees), callees
+    llvm.parse_assembly(text).verify()
 
 
 def test_definitions_are_added_once_per_name_and_type():

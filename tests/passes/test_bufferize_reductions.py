@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from lowering.dialects import loops
+from lowering.dialects import loops, scalar
 from lowering.dialects import tensor as T
 from lowering.dialects.loops import RuntimeCheckError
 from lowering.ir.types import F16, F32, F64, I1, I8, I64, UI8, TensorType
@@ -112,9 +112,47 @@ def test_reducing_the_last_dimension_carries_the_accumulator():
     assert not any(isinstance(op, loops.FillOp) for op in module.walk())
 
 
-def test_a_full_reduction_is_a_scalar_made_by_sequential_loops():
-    module = check_graph([RANK3], lambda v: [T.MaxOp.build(v).result], [data()])
+def test_a_small_static_full_reduction_is_one_sequential_loop_nest():
+    module = check_graph([TensorType((2, 3, 4), F64)], lambda v: [T.MaxOp.build(v).result],
+                         [data()])
     assert not any(isinstance(op, loops.ParallelOp) for op in module.walk())
+    assert len([op for op in module.walk() if isinstance(op, loops.AllocOp)]) == 1  # the result
+
+
+@pytest.mark.parametrize("rows", [0, 1, 2, 63, 64, 65, 130])
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "prod"])
+def test_a_full_reduction_combines_partial_results_of_parallel_chunks(name, rows):
+    cls = T.REDUCTION_OPS[name]
+    x = data(shape=(rows, 3)) / (8.0 if name == "prod" else 1.0)
+    build = (lambda v: [cls.build(v).result]) if rows or name != "max" else None
+    if build is None:  # max of nothing is an error (tested above)
+        return
+    module = check_graph([TensorType((None, None), F64)], build, [x], tolerance=1e-12)
+    (parallel,) = [op for op in module.walk() if isinstance(op, loops.ParallelOp)]
+    chunk_loops = [op for op in parallel.walk() if isinstance(op, loops.ForOp) and op.inits]
+    assert len(chunk_loops) == 2  # rows of the chunk, then the columns
+    combine = [op for op in module.walk() if isinstance(op, loops.ForOp) and op.inits
+               and op.parent_op.name == "func.func"]
+    assert len(combine) == 1
+
+
+def test_the_combining_step_of_a_reduction_may_be_reassociated():
+    module = check_graph([RANK3], lambda v: [T.SumOp.build(v, axes=[2]).result], [data()])
+    (add,) = [op for op in module.walk() if op.name == "scalar.add" and op.result.type == F64]
+    assert scalar.allows_reassociation(add)
+
+
+@pytest.mark.parametrize("columns", [0, 1, 511, 1024, 1500])
+def test_keeping_only_the_last_dimension_walks_it_innermost_in_parallel_tiles(columns):
+    x = data(shape=(3, columns))
+    module = check_graph([TensorType((None, None), F64)],
+                         lambda v: [T.SumOp.build(v, axes=[0]).result,
+                                    T.MaxOp.build(v, axes=[0], keepdims=True).result], [x])
+    parallels = [op for op in module.walk() if isinstance(op, loops.ParallelOp)]
+    assert len(parallels) == 2
+    for p in parallels:
+        innermost = [op for op in p.walk() if isinstance(op, loops.LoadOp)][0]
+        assert innermost.indices[-1] is innermost.parent_op.induction_var
 
 
 def test_integer_sums_wrap_exactly():

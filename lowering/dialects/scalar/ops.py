@@ -463,6 +463,36 @@ class CastOp(ScalarOp):
         return {"to": self.result.type}
 
 
+# ---------------------------------------------------------------------------------------------
+# Fast-math marks (MLIR's ``arith`` ``fastmath`` attribute, reduced to what is used)
+
+FASTMATH = "fastmath"
+REASSOC = "reassoc"
+
+
+def allow_reassociation(op: Operation) -> Operation:
+    """Mark ``op`` ``{fastmath = "reassoc"}``: a chain of such ops (a reduction's combining
+    step) may be evaluated in any grouping and order. The interpreter computes it as written;
+    code generators may reorder it (several accumulators, vectors), which changes float results
+    by rounding only. Returns ``op``.
+
+    >>> from lowering.ir.core import Block
+    >>> from lowering.ir.types import F32
+    >>> x = Block([F32]).args[0]
+    >>> allows_reassociation(allow_reassociation(AddOp.build(x, x)))
+    True
+    """
+    from lowering.ir.attributes import StringAttr
+    op.attributes[FASTMATH] = StringAttr(REASSOC)
+    return op
+
+
+def allows_reassociation(op: Operation) -> bool:
+    """Whether ``op`` is marked with ``allow_reassociation``."""
+    mark = op.attributes.get(FASTMATH)
+    return mark is not None and getattr(mark, "value", None) == REASSOC
+
+
 # Short name -> class, for every scalar function op (the tensor dialect mirrors these names).
 SCALAR_OPS: dict[str, type[ScalarOp]] = {
     cls.short: cls for cls in list(globals().values())
@@ -470,4 +500,5 @@ SCALAR_OPS: dict[str, type[ScalarOp]] = {
 
 __all__ = ["FLOAT", "INT", "BOOL", "KINDS", "Kind", "ScalarOp", "UnaryOp", "BinaryOp", "ConstantOp",
            "YieldOp", "SCALAR_OPS", "element_class", "float_type_for", "scalar_attribute",
+           "FASTMATH", "REASSOC", "allow_reassociation", "allows_reassociation",
            *sorted(cls.__name__ for cls in SCALAR_OPS.values())]
