@@ -124,23 +124,21 @@ def _dealloc(interp, op, args):
     return []
 
 
-@register_op
-class DimOp(Operation):
-    """The size of dimension ``axis`` of a buffer, as an ``index``."""
+class _BufferAxisQuery(Operation):
+    """An ``index`` read off one dimension ``axis`` of a buffer's run-time layout."""
 
-    name = "loops.dim"
     traits = frozenset({PURE})
     buffer = operand()
     axis = attr(IntAttr)
     result = result()
 
     @classmethod
-    def build(cls, buffer, axis: int, location=None) -> "DimOp":
+    def build(cls, buffer, axis: int, location=None) -> "_BufferAxisQuery":
         return cls.create(operands=[buffer], result_types=[INDEX],
                           attributes={"axis": IntAttr(axis)}, location=location)
 
     def print_pretty(self, printer):
-        """``loops.dim %b, 0 : !loops.buffer<?x4xf32>``."""
+        """``loops.dim %b, 0 : !loops.buffer<?x4xf32>`` (and likewise ``loops.stride``)."""
         if not well_formed(self, ("axis",), self.operands) or self.result.type != INDEX \
                 or self.attributes["axis"].type != I64:
             return False
@@ -164,6 +162,13 @@ class DimOp(Operation):
             raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {t.rank}",
                               self)
         check_result_type(self, self.result.type, INDEX)
+
+
+@register_op
+class DimOp(_BufferAxisQuery):
+    """The size of dimension ``axis`` of a buffer, as an ``index``."""
+
+    name = "loops.dim"
 
 
 @interpreter_rule("loops.dim")
@@ -173,47 +178,12 @@ def _dim(interp, op, args):
 
 
 @register_op
-class StrideOp(Operation):
+class StrideOp(_BufferAxisQuery):
     """The stride of dimension ``axis`` (an attribute) of a buffer, in elements, as an
     ``index``: what a call needs to address a buffer whose layout its type leaves open (BLAS's
     leading dimensions and increments). May be 0 (a broadcast dimension) or negative."""
 
     name = "loops.stride"
-    traits = frozenset({PURE})
-    buffer = operand()
-    axis = attr(IntAttr)
-    result = result()
-
-    @classmethod
-    def build(cls, buffer, axis: int, location=None) -> "StrideOp":
-        return cls.create(operands=[buffer], result_types=[INDEX],
-                          attributes={"axis": IntAttr(axis)}, location=location)
-
-    def print_pretty(self, printer):
-        """``loops.stride %b, 0 : !loops.buffer<?x4xf32, strides=[?, 1]>``."""
-        if not well_formed(self, ("axis",), self.operands) or self.result.type != INDEX \
-                or self.attributes["axis"].type != I64:
-            return False
-        printer.write(" ")
-        printer.print_operand(self.buffer)
-        printer.write(f", {self.axis} : ")
-        printer.print_type(self.buffer.type)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        ref = parser.parse_operand()
-        parser.expect(",", "before the axis")
-        axis = parser.parse_integer()
-        parser.expect(":", "before the buffer type")
-        buffer = parser.resolve_operand(ref, parser.parse_type())
-        return cls.build(buffer, axis, location=parser.op_location)
-
-    def verify_(self):
-        t = buffer_type(self, self.buffer, "operand")
-        if not 0 <= self.axis < t.rank:
-            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {t.rank}",
-                              self)
-        check_result_type(self, self.result.type, INDEX)
 
 
 @interpreter_rule("loops.stride")
