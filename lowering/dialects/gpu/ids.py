@@ -1,0 +1,86 @@
+"""Thread and block ids and sizes: ``gpu.thread_id``, ``gpu.block_id``, ``gpu.block_dim``,
+``gpu.grid_dim``, each an ``index`` along ``dimension`` "x", "y" or "z" (CUDA's threadIdx,
+blockIdx, blockDim, gridDim). Valid only in a kernel body.
+
+``"gpu.thread_id"() {dimension = "x"} : () -> index``
+
+>>> ThreadIdOp.build("y").dimension
+'y'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lowering.ir.attributes import StringAttr
+from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
+from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.types import INDEX
+
+from .checks import DIMENSIONS, check_dimension, check_in_kernel
+from .threads import current_thread
+
+
+class _IdOp(Operation):
+    """One component of a per-thread or per-launch triple, as an ``index``."""
+
+    traits = frozenset({PURE})
+    dimension = attr(StringAttr)
+    result = result()
+
+    @classmethod
+    def build(cls, dimension: str, location=None) -> "_IdOp":
+        if dimension not in DIMENSIONS:
+            raise ValueError(f"{cls.name}: dimension must be \"x\", \"y\" or \"z\", got "
+                             f"{dimension!r}")
+        return cls.create(result_types=[INDEX], attributes={"dimension": StringAttr(dimension)},
+                          location=location)
+
+    def verify_(self):
+        check_dimension(self)
+        if self.result.type != INDEX:
+            raise VerifyError(f"{self.name}: result type {self.result.type} should be index", self)
+        check_in_kernel(self)
+
+
+@register_op
+class ThreadIdOp(_IdOp):
+    """The thread's position in its block (threadIdx)."""
+
+    name = "gpu.thread_id"
+
+
+@register_op
+class BlockIdOp(_IdOp):
+    """The block's position in the grid (blockIdx)."""
+
+    name = "gpu.block_id"
+
+
+@register_op
+class BlockDimOp(_IdOp):
+    """The number of threads per block (blockDim)."""
+
+    name = "gpu.block_dim"
+
+
+@register_op
+class GridDimOp(_IdOp):
+    """The number of blocks in the grid (gridDim)."""
+
+    name = "gpu.grid_dim"
+
+
+_AXIS = {d: i for i, d in enumerate(DIMENSIONS)}
+
+
+def _rule(field: str):
+    def rule(interp, op, args):
+        triple = getattr(current_thread(interp, op), field)
+        return [np.int64(triple[_AXIS[op.attributes["dimension"].data]])]
+    return rule
+
+
+interpreter_rule("gpu.thread_id")(_rule("thread_id"))
+interpreter_rule("gpu.block_id")(_rule("block_id"))
+interpreter_rule("gpu.block_dim")(_rule("block_dim"))
+interpreter_rule("gpu.grid_dim")(_rule("grid_dim"))
