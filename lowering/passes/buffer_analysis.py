@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from lowering.dialects import scalar
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.gpu import MemcpyOp, ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, AssertOp, BroadcastViewOp, BufferType, CallOp,
                                      ConstantOp, CopyOp, DeallocOp, DimOp, FillOp, ForOp,
                                      LoadOp, ParallelOp, ReshapeViewOp, StoreOp, SubviewOp,
@@ -84,8 +85,9 @@ def aliases(buffer: Value) -> list[Value]:
 
 
 # Ops that use a buffer operand without keeping it: they read or write its elements while they
-# run, or only its sizes and address.
-_ACCESSES = (LoadOp, StoreOp, CopyOp, FillOp, CallOp, DeallocOp)
+# run, or only its sizes and address. A transfer reads its operand into a fresh buffer.
+_ACCESSES = (LoadOp, StoreOp, CopyOp, FillOp, CallOp, DeallocOp, ToDeviceOp, ToHostOp, MemcpyOp)
+TRANSFERS = (ToDeviceOp, ToHostOp)
 
 
 def content_uses(buffer: Value) -> list[Operation]:
@@ -163,6 +165,12 @@ def effects(op: Operation) -> Effects:
             found.writes.add(root(inner.target))
         elif isinstance(inner, (FillOp, DeallocOp)):
             found.writes.add(root(inner.buffer))
+        elif isinstance(inner, TRANSFERS) and is_buffer(inner.input):
+            found.reads.add(root(inner.input))
+            found.writes.add(inner.result)  # fresh memory, written by the transfer
+        elif isinstance(inner, MemcpyOp):
+            found.reads.add(root(inner.source))
+            found.writes.add(root(inner.target))
         elif isinstance(inner, CallOp):
             written = _CALL_WRITES.get(inner.callee)
             for index, v in enumerate(inner.args):
@@ -290,6 +298,8 @@ class SizeFacts:
         if isinstance(buffer, OpResult) and isinstance(buffer.op, AllocOp):
             dynamic = [d for d, s in enumerate(buffer.type.shape[:axis]) if s is None]
             return self.key(buffer.op.sizes[len(dynamic)])
+        if isinstance(buffer, OpResult) and isinstance(buffer.op, (ToDeviceOp, ToHostOp)):
+            return self.dim_key(buffer.op.input, axis)  # a copy has its source's sizes
         return (buffer, axis)  # an argument's, a call's or a view's own size
 
     def equal(self, a, b, before: Operation | None = None) -> bool:
@@ -371,6 +381,21 @@ def _enclosing_loops(block: Block, outermost: Operation) -> list[Operation] | No
     return None
 
 
+def _constant_index(value: Value):
+    return value.op.numpy_value if isinstance(value, OpResult) and \
+        isinstance(value.op, scalar.ConstantOp) else None
+
+
+def _single_trip(loop: Operation) -> bool:
+    """Whether ``loop`` runs exactly once (a kernel of one thread, ``loops.parallel`` from 0 to
+    1): its induction variables are always 0, so they need not address what it touches."""
+    if isinstance(loop, ForOp):
+        bounds = [(loop.lower, loop.upper)]
+    else:
+        bounds = list(zip(loop.lowers, loop.uppers))
+    return all(_constant_index(lo) == 0 and _constant_index(up) == 1 for lo, up in bounds)
+
+
 def reads_then_writes_pointwise(op: Operation, source: Value, target: Value) -> bool:
     """Whether ``op`` may write ``target``'s elements into ``source``'s memory instead: inside
     it, ``source`` is only loaded and ``target`` only loaded and stored (no views, copies or
@@ -403,7 +428,7 @@ def reads_then_writes_pointwise(op: Operation, source: Value, target: Value) -> 
         loops = _enclosing_loops(block, op)
         if loops is None:
             return False
-        ivs = [iv for loop in loops for iv in
+        ivs = [iv for loop in loops if not _single_trip(loop) for iv in
                ([loop.induction_var] if isinstance(loop, ForOp) else loop.induction_vars)]
         if len(ivs) != len(indices) or {id(v) for v in ivs} != {id(v) for v in indices}:
             return False

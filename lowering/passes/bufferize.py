@@ -25,6 +25,11 @@ f32/f64 product calls CBLAS through ``loops.call`` (``cblas_?gemm``, ``cblas_?ge
 ``cblas_?dot``, with the calling convention of ``lowering.dialects.loops.externals``), see
 ``bufferize_dot``. A ``tensor.fused`` op becomes one loop nest running its scalar body.
 
+On a GPU: an op with a ``device`` attribute (``place-on-device``) puts what it allocates in
+device memory (``space="device"``), arguments and results that the function's ``arg_devices`` /
+``result_devices`` place on a context are device buffers, tensor transfers become buffer
+transfers, and the host never loads or stores device memory (``bufferize_device``).
+
 The per-op lowerings live next to this module, one file per op family (``bufferize_*.py``), on
 the machinery of ``bufferize_core``.
 
@@ -58,16 +63,20 @@ from __future__ import annotations
 import itertools
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
 from lowering.ir.core import OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.types import FunctionType, TensorType
 
 from . import (bufferize_dot, bufferize_elementwise, bufferize_fused,  # noqa: F401
-               bufferize_indexing, bufferize_nnet, bufferize_reductions, bufferize_shapes)
+               bufferize_custom, bufferize_indexing, bufferize_nnet, bufferize_reductions,
+               bufferize_shapes)
 from .dce import eliminate_dead_code
 from .bufferize_core import (AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
                              lowering_for, result_buffer_type)
+from .bufferize_device import confine_to_device, host_accesses_to_device, memory_space_of, move
+from .place_on_device import HOST, arg_devices, location_of, op_device, result_devices
 
 
 @register_pass
@@ -99,8 +108,14 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     ['loops.alloc', 'loops.copy', 'func.return']
     """
     ftype = func.function_type
-    inputs = [input_buffer_type(t) if isinstance(t, TensorType) else t for t in ftype.inputs]
-    results = [result_buffer_type(t) if isinstance(t, TensorType) else t for t in ftype.results]
+    # Where the arguments are and the results go (place-on-device's attributes): device
+    # arguments and results are device buffers.
+    in_spaces = [memory_space_of(d) for d in arg_devices(func)]
+    out_devices = result_devices(func)
+    inputs = [input_buffer_type(t, space) if isinstance(t, TensorType) else t
+              for t, space in zip(ftype.inputs, in_spaces)]
+    results = [result_buffer_type(t, memory_space_of(d)) if isinstance(t, TensorType) else t
+               for t, d in zip(ftype.results, out_devices)]
     new = FuncOp.build(func.sym_name, inputs, results, location=func.location)
     for key, value in func.attributes.items():
         if key not in ("sym_name", "function_type"):
@@ -109,18 +124,23 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     for old, arg in zip(func.args, new.args):
         arg.name_hint = old.name_hint
         if isinstance(old.type, TensorType):
-            ctx.bind(old, Lowered(old.type, buffer=arg))
+            ctx.bind(old, Lowered(old.type, buffer=arg, space=arg.type.memory_space))
         else:
             ctx.value_map[old] = arg
     for op in list(func.body.block.ops):
         ctx.op = op
         with default_location(op.location):
             if isinstance(op, ReturnOp):
-                _lower_return(ctx, op)
+                _lower_return(ctx, op, out_devices)
             else:
                 _lower_op(ctx, op)
     # Sizes and index arithmetic computed for an op but not needed in the end.
     eliminate_dead_code(new)
+    on_host = host_accesses_to_device(new.body.block)
+    if on_host:
+        raise PassFailure(f"bufferize: @{func.sym_name}: host code would access device memory "
+                          f"at {on_host[0].name} (from {on_host[0].location.short()}); the op "
+                          f"computing it should be placed on the device", on_host[0])
     return new
 
 
@@ -132,10 +152,16 @@ def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
                               op)
         ctx.b.insert(op.clone(ctx.value_map))
         return
+    device = op_device(op)
+    ctx.space = "host" if device is None else "device"
+    before = ctx.block.last_op
     try:
         results = lower(ctx, op)
     except AlwaysFails:  # the op stops the function: its results are never read
         results = [ctx.unreachable(res.type) for res in op.results]
+    if device is not None:
+        results = confine_to_device(ctx, before, results, device)
+    ctx.space = "host"
     for res, lowered in zip(op.results, results):
         for v in (lowered.buffer, lowered.scalar):  # new top-level values keep the IR's names
             if isinstance(v, OpResult) and v.name_hint is None and v.op.parent is ctx.block:
@@ -143,22 +169,33 @@ def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
         ctx.bind(res, lowered)
 
 
-def _lower_return(ctx: FunctionLowering, op: ReturnOp) -> None:
-    """Return fresh allocations only: copy what is not one, or is returned a second time."""
+def _lower_return(ctx: FunctionLowering, op: ReturnOp, devices: list[str]) -> None:
+    """Return fresh allocations only: copy what is not one, or is returned a second time; a
+    result goes to the memory its ``result_devices`` entry names (moved there if it is not)."""
     returned: set[Value] = set()
     values = []
-    for v in op.operands:
+    for v, device in zip(op.operands, devices):
         if not isinstance(v.type, TensorType):
             values.append(ctx.value_map.get(v, v))
             continue
+        space = memory_space_of(device)
+        if ctx.lowered(v).space != space:
+            context = device if device != HOST else _context_of(v)
+            ctx.bind(v, move(ctx, v, space, context))
         buf = ctx.buffer(v)
         if not ctx.lowered(v).owned or buf in returned:
-            fresh = ctx.alloc(v.type, ctx.sizes(v))
+            fresh = ctx.alloc(v.type, ctx.sizes(v), space=space)
             ctx.copy(v, fresh)
             buf = fresh
         returned.add(buf)
         values.append(buf)
     ctx.b.insert(ReturnOp.create(values, location=op.location))
+
+
+def _context_of(value: Value) -> str:
+    """The GPU context a device value is on (for a transfer back to the host)."""
+    where = location_of(value)
+    return DEFAULT_CONTEXT if where == HOST else where
 
 
 def _functions(module: Operation):

@@ -112,6 +112,11 @@ class Arith:
         value = self._made[key] = self.b.insert(op).result
         return value
 
+    def forget(self, values) -> None:
+        """Stop handing out the ops made for ``values`` (they were moved where later ops
+        cannot read them: into a device kernel)."""
+        self._made = {k: v for k, v in self._made.items() if v not in values}
+
     def value(self, x, type: ScalarType = INDEX) -> Value:
         """``x`` as a Value (Python numbers become constants of ``type``)."""
         return x if isinstance(x, Value) else self.constant(x, type)
@@ -273,6 +278,8 @@ class Lowered:
     value, or a splat). ``sizes`` caches the size of each dimension (an int, an index Value, or
     None before it is needed). ``owned``: ``buffer`` is a fresh ``loops.alloc`` of exactly the
     buffer type of ``type`` that nothing else refers to, so the function may return it as is.
+    ``space``: the memory space the value lives in (``"device"`` for the values of ops placed on
+    a GPU); a buffer made for a ``scalar`` is allocated there.
     """
 
     type: TensorType
@@ -280,6 +287,7 @@ class Lowered:
     scalar: Value | None = None
     sizes: list = field(default_factory=list)
     owned: bool = False
+    space: str = "host"
 
     def __post_init__(self):
         if not self.sizes:
@@ -344,6 +352,8 @@ class FunctionLowering:
         self.values: dict[Value, Lowered] = {}
         self.value_map: dict[Value, Value] = {}  # non-tensor values: old -> new
         self.op: Operation | None = None  # the tensor op being lowered
+        # Where the op being lowered allocates: "device" for an op placed on a GPU.
+        self.space = "host"
         self._constants: dict[tuple, Value] = {}
         self.ix = Arith(self.b, self.constant)
 
@@ -439,16 +449,18 @@ class FunctionLowering:
 
     # -- buffers and scalars ------------------------------------------------------------------
 
-    def alloc(self, type: TensorType, sizes) -> Value:
+    def alloc(self, type: TensorType, sizes, space: str | None = None) -> Value:
         """A fresh buffer of exactly ``type``'s buffer type; ``sizes`` give the run-time sizes
-        of its ``?`` dimensions (ints become constants)."""
+        of its ``?`` dimensions (ints become constants). It is in memory ``space``, by default
+        that of the op being lowered (``self.space``)."""
         shape = [d if d is not None else self.ix.value(s) for d, s in zip(type.shape, sizes)]
-        return self.b.insert(AllocOp.build(shape, type.element)).result
+        return self.b.insert(AllocOp.build(shape, type.element, space or self.space)).result
 
     def fresh(self, type: TensorType, sizes) -> Lowered:
         """A Lowered value backed by a new allocation (see ``alloc``)."""
         sizes = [d if d is not None else s for d, s in zip(type.shape, sizes)]
-        return Lowered(type, buffer=self.alloc(type, sizes), sizes=sizes, owned=True)
+        return Lowered(type, buffer=self.alloc(type, sizes), sizes=sizes, owned=True,
+                       space=self.space)
 
     def buffer(self, value: Value) -> Value:
         """The buffer holding ``value`` (allocated and filled the first time for a value that
@@ -458,7 +470,7 @@ class FunctionLowering:
             sizes = [d if d is not None else s for d, s in zip(lw.type.shape, lw.sizes)]
             if any(s is None for s in sizes):
                 raise PassFailure(f"bufferize: the sizes of {value!r} are unknown", self.op)
-            lw.buffer = self.alloc(lw.type, sizes)
+            lw.buffer = self.alloc(lw.type, sizes, space=lw.space)
             lw.owned = True
             self.b.insert(FillOp.build(lw.scalar, lw.buffer))
         return lw.buffer
@@ -485,6 +497,9 @@ class FunctionLowering:
         lw = self.lowered(value)
         if lw.scalar is not None and (lw.buffer is None or lw.type.rank == 0):
             return Reader(lw.scalar, None, [], self.constant(0))
+        if lw.type.rank == 0 and lw.buffer.type.memory_space == "device":
+            # Device memory is read where the loop runs (in the kernel), not by the host.
+            return Reader(None, lw.buffer, [], self.constant(0))
         if lw.type.rank == 0:
             return Reader(self.element(value), None, [], self.constant(0))
         return Reader(None, self.buffer(value), list(dims), self.constant(0))
@@ -609,21 +624,26 @@ def format_sizes(sizes) -> str:
     return format_shape([s if _is_static(s) else None for s in sizes])
 
 
-def input_buffer_type(t: TensorType) -> BufferType:
-    """The buffer type of a function argument: any layout (run-time strides and offset).
+def input_buffer_type(t: TensorType, memory_space: str = "host") -> BufferType:
+    """The buffer type of a function argument: any layout (run-time strides and offset), in
+    ``memory_space`` (``"device"`` for an argument on a GPU).
 
     >>> from lowering.ir.types import F32
     >>> str(input_buffer_type(TensorType((None, 3), F32)))
     '!loops.buffer<?x3xf32, strides=[?, ?], offset=?>'
+    >>> str(input_buffer_type(TensorType((4,), F32), "device"))
+    '!loops.buffer<4xf32, strides=[?], offset=?, space="device">'
     """
-    return BufferType(t.shape, t.element, strides=(None,) * t.rank, offset=None)
+    return BufferType(t.shape, t.element, strides=(None,) * t.rank, offset=None,
+                      memory_space=memory_space)
 
 
-def result_buffer_type(t: TensorType) -> BufferType:
-    """The buffer type of a fresh allocation holding a tensor of type ``t``: contiguous.
+def result_buffer_type(t: TensorType, memory_space: str = "host") -> BufferType:
+    """The buffer type of a fresh allocation holding a tensor of type ``t``: contiguous, in
+    ``memory_space``.
 
     >>> from lowering.ir.types import F32
     >>> str(result_buffer_type(TensorType((None, 3), F32)))
     '!loops.buffer<?x3xf32>'
     """
-    return BufferType(t.shape, t.element)
+    return BufferType(t.shape, t.element, memory_space=memory_space)

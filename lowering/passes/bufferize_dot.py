@@ -16,6 +16,9 @@ once, as NumPy does.
   ``for j``: ``c[i, j] += a[i, k] * b[k, j]``, so the innermost loop walks rows of ``b`` and ``c``
   contiguously (f16: ``for j`` then a carried sum over ``k`` instead).
 
+On a device (an op placed there by ``place-on-device``) a vector . vector product is a sum
+reduction of the products (``bufferize_reductions``): its scalar result stays in device memory.
+
 CBLAS (pass option ``use-blas``): an f32/f64 product calls ``cblas_sgemm``/``cblas_dgemm``,
 ``cblas_?gemv`` or ``cblas_?dot`` through ``loops.call``, with the convention of
 ``lowering.dialects.loops.externals`` (a buffer is the pointer to its first element; sizes,
@@ -77,6 +80,7 @@ from lowering.ir.core import OpResult, Value
 from lowering.ir.types import F16, F32, F64, TensorType
 
 from .bufferize_core import Lowered, lowers
+from .bufferize_reductions import Reduce, reduce_values
 
 CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS = 101, 111, 112
 
@@ -91,6 +95,8 @@ def _lower_dot(ctx, op):
     k = sb[0] if isinstance(sb[0], int) else sa[-1]
     m = sa[0] if a.type.rank == 2 else 1
     n = sb[1] if b.type.rank == 2 else 1
+    if rt.rank == 0 and ctx.space == "device":
+        return [_lower_dot_as_sum(ctx, a, b, rt, k)]
     if _use_blas(ctx, rt.element, m, n, k):
         return [_lower_dot_blas(ctx, op, k)]
     return [_lower_dot_loops(ctx, op.lhs, op.rhs, op.result.type, k)]
@@ -137,6 +143,22 @@ def _lower_dot_loops(ctx, a, b, rt, k) -> Lowered:
         return out
     ctx.loop_nest(out.sizes, lambda bb, ivs: ctx.store(bb, dot_at(bb, ivs), out.buffer, ivs))
     return out
+
+
+def _lower_dot_as_sum(ctx, a, b, rt, k) -> Lowered:
+    """``a . b`` of two vectors on a device: a sum reduction of the products (partial sums in
+    parallel), whose result stays in device memory; a loop carrying the sum at the top level,
+    or ``cblas_?dot`` returning it, would hand it to the host."""
+    element = rt.element
+    acc = F32 if element == F16 else element
+    ra, rb = ctx.reader(a, [0]), ctx.reader(b, [0])
+
+    def product(builder, ivs):
+        x = ctx.arith(builder)
+        return x.apply(scalar.MulOp, x.cast(ra.load(builder, ivs), acc),
+                       x.cast(rb.load(builder, ivs), acc))
+
+    return reduce_values(ctx, Reduce("sum", acc, (0,), False, 1, rt), [k], product)
 
 
 def _matrix_product(ctx, a, b, out, k) -> None:

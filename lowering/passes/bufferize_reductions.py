@@ -23,9 +23,10 @@ still walks contiguous memory.
 A reduction to one element (no kept dimension) is split into at most ``PARTIAL_RESULTS``
 contiguous chunks of its first dimension, reduced by a ``loops.parallel`` into a buffer of partial
 results, which a short sequential loop then combines (unless its size is known to be below
-``CHUNKED_MIN_SIZE``: then it is one sequential loop nest). A reduction keeping only the last
-dimension (``x.sum(axis=0)`` of a matrix) runs over parallel tiles of that dimension with the
-rows inside, accumulating in the result buffer, so the innermost loop stays contiguous.
+``CHUNKED_MIN_SIZE``: then it is one sequential loop nest, except on a device, where a
+sequential loop would run on one thread). A reduction keeping only the last dimension
+(``x.sum(axis=0)`` of a matrix) runs over parallel tiles of that dimension with the rows inside,
+accumulating in the result buffer, so the innermost loop stays contiguous.
 
 Order of operations: the combining step (``acc + x``, ``acc * x``, ``maximum(acc, x)``, ...) is
 marked ``{fastmath = "reassoc"}`` (``scalar.allow_reassociation``), so the code generator may
@@ -221,7 +222,9 @@ def reduce_values(ctx, r: Reduce, sizes, value_at) -> Lowered:
     """
     m = monoid(ctx, r, sizes)
     kept, axes = r.kept, r.axes
-    if not kept and r.rank and not _known_below(sizes, CHUNKED_MIN_SIZE):
+    # On a device a reduction to one element is always chunked: a sequential loop would run on
+    # one GPU thread.
+    if not kept and r.rank and (ctx.space == "device" or not _known_below(sizes, CHUNKED_MIN_SIZE)):
         return _reduce_in_chunks(ctx, r, m, sizes, value_at)
     if kept == [r.rank - 1] and r.rank >= 2:
         return _reduce_into_column_tiles(ctx, r, m, sizes, value_at)

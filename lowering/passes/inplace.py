@@ -74,6 +74,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, BroadcastViewOp, CopyOp, DimOp, FillOp, LoadOp,
                                      ReshapeViewOp, StoreOp, SubviewOp, TransposeViewOp,
                                      broadcast_type, subview_type, transpose_type)
@@ -410,9 +411,14 @@ def _loaded_roots(op: Operation) -> list[Value]:
     return list(found.values())
 
 
+# Ops whose result is a fresh buffer of their own: an allocation, or a copy to the other memory
+# (the GPU's ``GpuFromHost``, so ``GpuElemwise{sqr}[(0, 0)]`` squares in the copy's memory).
+_FRESH_BUFFERS = (AllocOp, ToDeviceOp, ToHostOp)
+
+
 def _may_take(source: Value, new: Value, mutable: set[int], block: Block) -> bool:
     """Whether ``new`` may live in ``source``'s memory as far as the buffers themselves go."""
-    if isinstance(source, OpResult) and isinstance(source.op, AllocOp):
+    if isinstance(source, OpResult) and isinstance(source.op, _FRESH_BUFFERS):
         return source.op.parent is block and source.type == new.type and \
             not escapes(source) and not is_returned(source)
     if id(source) in mutable:  # its layout is the caller's: what reads it must not assume one

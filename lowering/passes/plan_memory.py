@@ -58,7 +58,8 @@ from lowering.ir.attributes import IntAttr
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import ModulePass, option, register_pass
 
-from .buffer_analysis import SizeFacts, content_uses, escapes, is_returned, top_ancestor
+from .buffer_analysis import (TRANSFERS, SizeFacts, content_uses, escapes, is_buffer,
+                              is_returned, top_ancestor)
 
 # The attribute numbering a temporary's slot in the function's workspace (allow-gc=false).
 WORKSPACE = "workspace"
@@ -89,7 +90,7 @@ class _Buffer:
     """One allocation of a block and the span of top-level ops that use it: positions (for
     comparisons; they stay valid while ops are only erased) and the ops themselves."""
 
-    alloc: AllocOp
+    alloc: Operation  # a loops.alloc, or a transfer (its result is a fresh buffer too)
     first: int
     last: int
     first_op: Operation
@@ -116,7 +117,7 @@ def plan_function(func: FuncOp, reuse: bool = True, allow_gc: bool = True) -> No
                 continue
             block.insert_after(DeallocOp.build(buf.value, location=buf.alloc.location),
                                buf.last_op)
-            if not allow_gc and block is func.body.block:
+            if not allow_gc and block is func.body.block and isinstance(buf.alloc, AllocOp):
                 buf.alloc.attributes[WORKSPACE] = IntAttr(slots)
                 slots += 1
 
@@ -127,7 +128,7 @@ def _buffers(block: Block) -> list[_Buffer]:
     position = {id(op): i for i, op in enumerate(block.ops)}
     found = []
     for op in block.ops:
-        if not isinstance(op, AllocOp) or escapes(op.result):
+        if not _allocates(op) or escapes(op.result):
             continue
         users = [top_ancestor(user, block) for user in content_uses(op.result)] or [op]
         if any(user is None for user in users):
@@ -136,6 +137,12 @@ def _buffers(block: Block) -> list[_Buffer]:
         found.append(_Buffer(op, position[id(users[0])], position[id(users[-1])], users[0],
                              users[-1], is_returned(op.result)))
     return found
+
+
+def _allocates(op: Operation) -> bool:
+    """Whether ``op`` makes a fresh buffer the function owns: an allocation, or a transfer
+    between host and device memory (``gpu.to_device``/``gpu.to_host`` of a buffer)."""
+    return isinstance(op, AllocOp) or (isinstance(op, TRANSFERS) and is_buffer(op.result))
 
 
 def _reuse(buffers: list[_Buffer], facts: SizeFacts) -> list[_Buffer]:
@@ -150,8 +157,8 @@ def _reuse(buffers: list[_Buffer], facts: SizeFacts) -> list[_Buffer]:
                 active.remove(other)
                 dead.append(other)
         donor = next((d for d in dead if d.value.type == buf.value.type and buf.first_op is not
-                      buf.alloc and facts.same_sizes(d.value, buf.value, before=buf.alloc)),
-                     None)
+                      buf.alloc and isinstance(buf.alloc, AllocOp) and
+                      facts.same_sizes(d.value, buf.value, before=buf.alloc)), None)
         if donor is None:
             kept.append(buf)
             active.append(buf)

@@ -34,14 +34,21 @@ from .types import BufferType
 
 @dataclass(frozen=True)
 class BufferParam:
-    """A buffer parameter: any shape and layout, this element type, this memory space."""
+    """A buffer parameter: any shape and layout, this element type, this memory space.
+
+    ``on_device``: device buffers are accepted too. The BLAS symbols say so: a BLAS operation
+    on device buffers is emitted by ``bufferize`` for ops placed on a GPU, and the gpu passes
+    replace the call by kernels before code generation.
+    """
 
     element: ScalarType
     memory_space: str = "host"
+    on_device: bool = False
 
     def accepts(self, t: Type) -> bool:
         return (isinstance(t, BufferType) and t.element == self.element
-                and t.memory_space == self.memory_space)
+                and (t.memory_space == self.memory_space
+                     or (self.on_device and t.memory_space == "device")))
 
     def __str__(self) -> str:
         space = "" if self.memory_space == "host" else f", space={self.memory_space!r}"
@@ -187,7 +194,7 @@ def _dot(n, x, incx, y, incy):
 
 
 for _prefix, _t in (("s", F32), ("d", F64)):
-    _buf = BufferParam(_t)
+    _buf = BufferParam(_t, on_device=True)
     register_external(f"cblas_{_prefix}gemm",
                       [INDEX, INDEX, INDEX, INDEX, INDEX, INDEX, _t, _buf, INDEX, _buf, INDEX, _t,
                        _buf, INDEX])(_gemm)
