@@ -107,6 +107,17 @@ def _device(value) -> str:
     return text
 
 
+_GPU_ARCH = re.compile(r"sm_\d+[af]?")
+
+
+def _gpu_arch(value) -> str:
+    text = str(value)
+    if not _GPU_ARCH.fullmatch(text):
+        raise ConfigError("expected an NVIDIA GPU architecture such as sm_75, sm_80, sm_90, "
+                          "sm_90a, sm_100 or sm_120")
+    return text
+
+
 def _optimizer_list(value) -> str:
     """Colon-separated optimization stage or tag names, e.g. ``fuse:inplace``."""
     text = _str(value)
@@ -219,6 +230,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("blas.ldflags", "", _str, "link flags of the BLAS to call (empty: NumPy's own)"),
     Flag("gpuarray.preallocate", 0.0, _float, "fraction of GPU memory to reserve at start"),
     Flag("gpuarray.sync", False, _bool, "wait for each GPU call to finish (for timing and errors)"),
+    Flag("gpuarray.simulate", False, _bool,
+         "run GPU kernels in the reference interpreter, for tests (device=cuda without a GPU)"),
+    Flag("gpuarray.arch", "sm_90", _gpu_arch,
+         "GPU architecture PTX is generated for when no GPU is present to ask (sm_80, sm_90, ...)"),
     Flag("nvcc.fastmath", False, _bool, "use fast, less precise division, sqrt and denormals on GPU"),
     Flag("nvcc.flags", "", _str, "extra flags for the GPU code generator (e.g. --use_fast_math)"),
     Flag("deterministic", "default", _enum("default", "more"),
