@@ -18,10 +18,12 @@ from . import dialects  # noqa: F401  (registers every op and interpreter rule)
 from .config import change_flags, config  # noqa: F401
 from .compile import Function, In, Mode, Out, function  # noqa: F401
 from .frontend.shared import SharedVariable, shared  # noqa: F401
+from .frontend.custom_op import Apply, Op  # noqa: F401  (ops written in Python)
 from . import tensor  # noqa: F401
 from .tensor import grad  # noqa: F401
 from . import printing, sandbox  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
 
 __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",
-           "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint"]
+           "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint", "Op",
+           "Apply"]

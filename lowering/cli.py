@@ -4,6 +4,7 @@ In the spirit of ``mlir-opt`` and ``xdsl-opt``::
 
     lowering-opt model.mlir -p 'canonicalize,cse' --print-ir-after-all
     lowering-opt examples/logreg.py:train -p fuse --emit ir
+    lowering-opt examples/logreg.py:train --target cuda --emit ptx
     lowering-opt tests.mlir --split-input-file --verify-diagnostics
 
 Input is a file, ``-`` or nothing for standard input, or ``file.py:name``: the Python file is run
@@ -12,7 +13,9 @@ Input is a file, ``-`` or nothing for standard input, or ``file.py:name``: the P
 
 Output stages are the ``EMITTERS`` registry: a name and a function from the final module to text.
 ``ir`` (the default) prints the IR with ``--generic`` and ``--print-locations`` honoured; a backend
-adds its stages (``llvm``, ``asm``, ...) with ``register_emitter``.
+adds its stages (``llvm``, ``asm``, ``gpu``, ``ptx``, ...) with ``register_emitter``. ``--target
+cuda`` builds a Python input's functions for the GPU (any machine: without a GPU they are built
+for the interpreted device) and makes ``--emit llvm``/``asm`` give the kernels' LLVM IR and PTX.
 
 >>> import contextlib, io
 >>> out = io.StringIO()
@@ -69,8 +72,36 @@ def _emit_asm(module: Operation) -> str:
     return emit_asm(module)
 
 
+def _emit_gpu(module: Operation) -> str:
+    """``--emit gpu``: the GPU backend's ``gpu`` stage (the host function beside the
+    ``gpu.module`` of its kernels), from tensor-level input or the stage itself."""
+    from lowering.compile.gpu_build import gpu_stage
+    return print_op(gpu_stage(module))
+
+
+def _emit_ptx(module: Operation) -> str:
+    """``--emit ptx``: the PTX of the module's kernels (no GPU needed: the architecture is the
+    GPU's when one is present, else the flag ``gpuarray.arch``)."""
+    from lowering.compile.gpu_build import emit_ptx
+    return emit_ptx(module)
+
+
+def _emit_gpu_llvm(module: Operation) -> str:
+    """``--target cuda --emit llvm``: the kernels' LLVM IR (NVPTX, before LLVM's pipeline)."""
+    from lowering.compile.gpu_build import GpuProgram, gpu_stage
+    program = GpuProgram(gpu_stage(module), "cuda", 0)
+    return "\n".join(m.llvm_ir for m in program.ptx_modules().values())
+
+
 register_emitter("llvm", _emit_llvm)
 register_emitter("asm", _emit_asm)
+register_emitter("gpu", _emit_gpu)
+register_emitter("ptx", _emit_ptx)
+
+# What --emit gives for each --target where the two differ.
+TARGET_EMITTERS: dict[tuple[str, str], Emitter] = {("cuda", "llvm"): _emit_gpu_llvm,
+                                                    ("cuda", "asm"): _emit_ptx}
+TARGETS = ("cpu", "cuda")
 
 
 SPLIT_MARKER = re.compile(r"^// -----[ \t]*$", re.MULTILINE)
@@ -109,6 +140,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--timing", action="store_true", help="report the time of each pass")
     p.add_argument("--emit", default="ir", metavar="STAGE",
                    help="what to print at the end: " + ", ".join(sorted(EMITTERS)))
+    p.add_argument("--target", default="cpu", choices=TARGETS,
+                   help="the backend --emit and Python input are for: cpu (default) or cuda "
+                        "(a file.py:name input is run with device=cuda; --emit llvm/asm give "
+                        "the kernels' LLVM IR / PTX)")
     p.add_argument("--generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--print-locations", action="store_true", help="print op locations")
     p.add_argument("--split-input-file", action="store_true",
@@ -289,7 +324,7 @@ class _Session:
         return ok
 
     def process_python(self, path: str, name: str) -> bool:
-        module = _module_from_python(path, name)
+        module = _module_from_python(path, name, self.args.target)
         diagnostics = self._run_passes_and_emit(module, path)
         for diagnostic in diagnostics:
             print(diagnostic.text, file=sys.stderr)
@@ -336,7 +371,9 @@ class _Session:
                 text = print_op(module, generic=self.args.generic,
                                 print_locations=self.args.print_locations)
             else:
-                text = EMITTERS[self.args.emit](module)
+                emit = TARGET_EMITTERS.get((self.args.target, self.args.emit),
+                                           EMITTERS[self.args.emit])
+                text = emit(module)
         except IRError as exc:
             return [_op_diagnostic(exc.message, exc.op, filename)]
         finally:
@@ -444,13 +481,25 @@ def _check_expectations(chunk: str, first_line: int, diagnostics: list[Diagnosti
 # Python input
 
 
-def _module_from_python(path: str, name: str) -> Operation:
+def _target_flags(target: str) -> dict:
+    """The flags a Python input runs with for ``--target``: for ``cuda``, ``device=cuda`` (its
+    functions are built for the GPU: placement, device-resident shared variables) and, where no
+    GPU can be used, the interpreted device (only their IR is needed)."""
+    if target != "cuda":
+        return {}
+    from lowering.llvm.cuda_runtime import cuda_available
+    return {"device": "cuda", "gpuarray.simulate": not cuda_available()}
+
+
+def _module_from_python(path: str, name: str, target: str = "cpu") -> Operation:
     if not os.path.isfile(path):
         raise UsageError(f"no such Python file: '{path}'")
+    from lowering.config import config
     directory = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, directory)  # so the file can import its neighbours
     try:
-        namespace = runpy.run_path(path, run_name="__lowering_opt__")
+        with config.change_flags(_target_flags(target)):
+            namespace = runpy.run_path(path, run_name="__lowering_opt__")
     except SystemExit:
         raise UsageError(f"running '{path}' called sys.exit()") from None
     except Exception:

@@ -20,8 +20,9 @@ import warnings
 import numpy as np
 
 from lowering.ir.core import Value
+from lowering.llvm.cuda_runtime import CudaUnavailableError
 
-from . import cpu_executor, interpreter_executor  # noqa: F401  (register the executors)
+from . import cpu_executor, gpu_executor, interpreter_executor  # noqa: F401  (executors)
 from .cpu_executor import writable_contiguous
 from .fgraph import FunctionGraph
 from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
@@ -29,6 +30,7 @@ from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, 
 from .io import In, Out, graph_value, variable_name
 from .pass_check import CheckingExecutor, SnapshotPasses
 from .graph_cache import optimize_with_cache
+from .gpu_placement import gpu_device_flag, mark_placement
 from .pipeline import Mode, choose_executor, get_mode, stage_producer
 from .shared_storage import SharedContainer, shared_container
 from .values import filter_value
@@ -80,8 +82,11 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
                          replacements, name, default_updates=not no_default_updates)
     _check_unused(built, specs, on_unused_input)
     _mark_mutable_inputs(built, specs)
+    if gpu_device_flag() or _names_gpu_contexts(built, specs, out_specs):
+        mark_placement(built, specs, out_specs)  # where arguments and results live
     mode = get_mode(mode)
-    executor = choose_executor(mode)
+    executor = _executor_for_python_ops(built, _executor_for_contexts(built,
+                                                                      choose_executor(mode)))
     _check_output_targets(out_specs, executor[0])
     options = dict(allow_input_downcast=allow_input_downcast, trust_input=trust_input,
                    floatx=config.floatX)
@@ -236,15 +241,68 @@ def _mark_mutable_inputs(built: BuiltModule, specs: list[In]) -> None:
         built.func.attributes["mutable_args"] = ArrayAttr(tuple(IntAttr(p) for p in mutable))
 
 
+def _executor_for_python_ops(built: BuiltModule, executor: tuple) -> tuple:
+    """A function holding ops written in Python (``tensor.custom``, from ``lowering.Op``
+    subclasses) runs in the interpreter instead of on the CPU backend, which compiles no Python
+    code; the GPU executor runs them as host steps."""
+    from .pipeline import EXECUTORS
+    if executor[0] == "cpu" and any(op.name == "tensor.custom"
+                                    for op in built.func.body.block.ops):
+        return "interpreter", EXECUTORS["interpreter"]
+    return executor
+
+
+class GpuOutputError(CudaUnavailableError, ValueError):
+    """An output asked to stay on a GPU where no GPU can run the function (the message says
+    what is missing and how to get it)."""
+
+
 def _check_output_targets(out_specs: list[Out], executor: str) -> None:
     """Outputs asked to stay on a GPU (``x.transfer(None)``) need the GPU executor: returning
     host arrays instead would hide that the request was not met."""
     for pos, spec in enumerate(out_specs):
         target = getattr(spec.variable, "target", "cpu")
         if target != "cpu" and executor != "gpu":
-            raise ValueError(f"output #{pos} ({spec.variable}) is asked to stay on the GPU "
-                             f"(target {target!r}), but this function runs on the {executor} "
-                             f"executor: GPU execution needs device=cuda and the GPU backend")
+            raise GpuOutputError(f"output #{pos} ({spec.variable}) is asked to stay on the GPU "
+                                 f"(target {target!r}), but this function runs on the "
+                                 f"{executor} executor: {_gpu_unusable_reason()}")
+
+
+def _names_gpu_contexts(built: BuiltModule, inputs: list[In], outputs: list[Out]) -> bool:
+    """Whether an input, output or shared variable asks for a GPU context by itself (``x.
+    transfer('dev0')``, ``shared(..., target='dev1')``), whatever the device flag says."""
+    variables = [s.variable for s in inputs] + [o.variable for o in outputs]
+    return any(getattr(c, "target", "cpu") != "cpu" for c in built.shared) or \
+        any(getattr(v, "target", "cpu") != "cpu" for v in variables)
+
+
+def _executor_for_contexts(built: BuiltModule, executor: tuple) -> tuple:
+    """The GPU executor for a function whose arguments or results live on a GPU context
+    (``arg_devices``/``result_devices``), when it can run; else ``executor``."""
+    from .pipeline import EXECUTORS
+    places = list(built.func.get_attr("arg_devices") or ()) + \
+        list(built.func.get_attr("result_devices") or ())
+    if executor[0] == "gpu" or all(p == "cpu" for p in places) or \
+            _gpu_unusable_reason() is not None:
+        return executor
+    return "gpu", EXECUTORS["gpu"]
+
+
+def _gpu_unusable_reason() -> str | None:
+    """None when the GPU executor can run here, else what is missing and how to get it."""
+    from lowering.config import config
+    from lowering.llvm.cuda_runtime import require_cuda
+
+    from .pipeline import EXECUTORS
+    if "gpu" not in EXECUTORS:
+        return "the GPU backend is not available in this installation"
+    if config.gpuarray.simulate:
+        return None
+    try:
+        require_cuda()
+    except CudaUnavailableError as exc:
+        return str(exc)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

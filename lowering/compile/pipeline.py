@@ -21,7 +21,6 @@ available first, so a backend plugs in by registering itself; nothing else chang
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -137,40 +136,44 @@ ExecutorFactory = Callable[[Operation], Executor]
 EXECUTORS: dict[str, ExecutorFactory] = {}
 
 
-def register_executor(name: str, factory: ExecutorFactory) -> None:
+EXECUTOR_CHECKS: dict[str, Callable[[], None]] = {}
+
+
+def register_executor(name: str, factory: ExecutorFactory,
+                      check: Callable[[], None] | None = None) -> None:
     """Make ``name`` available to modes: ``factory(module)`` returns a callable that takes the
-    argument arrays of the module's single function and returns its result arrays."""
+    argument arrays of the module's single function and returns its result arrays. ``check()``,
+    when given, raises an error saying what is missing when the executor cannot run here."""
     EXECUTORS[name] = factory
+    if check is not None:
+        EXECUTOR_CHECKS[name] = check
 
 
 def choose_executor(mode: Mode) -> tuple[str, ExecutorFactory]:
     """The first of the mode's executors that is registered; with ``device=cuda*`` the GPU
-    executor comes first, and while it is missing the CPU ones run (with a warning), or, with
-    ``force_device``, nothing does."""
+    executor comes first. A GPU that cannot be used is an error saying what is missing (the
+    check registered with the executor, ``CudaUnavailableError``), never a silent CPU run; with
+    ``force_device`` a mode that would not run on the GPU (``INTERP``) is an error too."""
     from lowering.config import config
     preferred = mode.executors
-    if config.device.startswith(("cuda", "gpu")) and mode.name != "INTERP":
-        if "gpu" not in EXECUTORS:
-            message = (f"device={config.device} asks for the GPU, but the GPU backend is not "
-                       f"available")
+    if config.device.startswith(("cuda", "gpu")):
+        if mode.name == "INTERP":
             if config.force_device:
-                raise ModeError(message + " (and force_device is set)")
-            _warn_once(message + "; running on the CPU")
-        preferred = ("gpu",) + preferred
+                raise ModeError(f"device={config.device} with force_device: mode INTERP runs "
+                                f"functions in the interpreter, not on the GPU")
+        else:
+            if "gpu" not in EXECUTORS:
+                raise ModeError(f"device={config.device} asks for the GPU, but the GPU backend "
+                                f"is not available in this installation")
+            check = EXECUTOR_CHECKS.get("gpu")
+            if check is not None:
+                check()
+            preferred = ("gpu",) + preferred
     for name in preferred:
         if name in EXECUTORS:
             return name, EXECUTORS[name]
     raise ModeError(f"mode {mode.name} can run on {', '.join(mode.executors)}, and none of them "
                     f"is available")
-
-
-_WARNED: set[str] = set()
-
-
-def _warn_once(message: str) -> None:
-    if message not in _WARNED:
-        _WARNED.add(message)
-        warnings.warn(message, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------------------------

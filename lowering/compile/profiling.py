@@ -138,7 +138,9 @@ class ProfileStats:
         self.linker_time += linker_time
         self.plan_compile_time += plan.compile_time
         self.allow_gc = config.allow_gc
-        applies = function.maker.fgraph.toposort()
+        # A plan of its own (the GPU executor's host steps) has its own Apply views.
+        applies = plan.applies() if hasattr(plan, "applies") else \
+            function.maker.fgraph.toposort()
         if [a.ir_op for a in applies] != [n.ir_op for n in plan.nodes]:
             raise AssertionError("the profiling plan's nodes differ from the function's graph")
         first = len(self.nodes)
@@ -312,8 +314,10 @@ class ProfiledExecutor:
         self.node_stats = stats.nodes[first_node:first_node + len(plan.nodes)]
         self.pid = pid
         self.memory = memory
+        if hasattr(plan, "raw_run"):  # a plan taking the arguments as a direct call does
+            self.raw_call = self._raw_call
 
-    def __call__(self, values: list) -> list:
+    def _on_node(self):
         stats, node_stats = self.stats, self.node_stats
         events = stats.events if stats.trace else None
         pid = self.pid
@@ -324,10 +328,28 @@ class ProfiledExecutor:
             record.calls += 1
             if events is not None:
                 events.append(("node", pid, start, seconds, record))
+        return on_node
 
+    def __call__(self, values: list) -> list:
         start = time.perf_counter()
-        results, _ = self.plan.run(values, on_node)
-        stats.vm_call_time += time.perf_counter() - start
+        results, _ = self.plan.run(values, self._on_node())
+        self.stats.vm_call_time += time.perf_counter() - start
+        self._record_sizes()
+        return results
+
+    def _raw_call(self, *args):
+        start = time.perf_counter()
+        results = self.plan.raw_run(args, self._on_node())
+        self.stats.vm_call_time += time.perf_counter() - start
+        if type(results) is list:
+            self._record_sizes()
+        return results
+
+    def recover(self, values, code: int, names=None) -> list:
+        """Finish a direct call that needed the arguments checked (see ``Function._recover``)."""
+        start = time.perf_counter()
+        results = self.plan.recover(values, code, names, self._on_node())
+        self.stats.vm_call_time += time.perf_counter() - start
         self._record_sizes()
         return results
 
@@ -355,7 +377,8 @@ class ProfiledFunction(Function):
         compile_time = time.perf_counter() - started
         stats = profile if isinstance(profile, ProfileStats) else ProfileStats()
         factory = InterpreterExecutor if self.executor_name == "checking" else executor[1]
-        plan = NodePlan(self._module, factory)
+        own_plan = getattr(self._execute, "profile_plan", None)  # the GPU executor's steps
+        plan = own_plan() if own_plan is not None else NodePlan(self._module, factory)
         pass_times = list(self._pass_timing.records)
         first = len(stats.nodes)
         pid = stats.add_function(self, plan, compile_time, pass_times,
@@ -364,7 +387,8 @@ class ProfiledFunction(Function):
         self.plan = plan
         self._normal_execute = self._execute
         self._execute = ProfiledExecutor(plan, stats, first, pid, stats.memory[-1])
-        self._direct = None  # every call goes through the plan
+        # Every call goes through the plan (directly, when the plan takes the raw arguments).
+        self._direct = getattr(self._execute, "raw_call", None)
         self._pid = pid
 
     def _pass_instrumentations(self) -> list:

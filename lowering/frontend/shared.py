@@ -22,12 +22,15 @@ import numbers
 
 import numpy as np
 
+from lowering.compile.gpu_arrays import is_device_array, to_host_array
 from lowering.compile.graph_to_module import check_update_type
 from lowering.compile.shared_storage import SharedContainer, bind_shared
 from lowering.ir.core import Block
 from lowering.ir.types import TensorType as IRTensorType
 from lowering.ir.types import scalar_type_of
 
+from .device_shared import DeviceSharedContainer, HostSharedContainer, placement
+from .gpu import device_copy
 from .variable import TensorVariable
 
 
@@ -45,9 +48,14 @@ class SharedVariable(TensorVariable):
         self.container = container
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
-        """The current value: a copy, or with ``borrow=True`` the stored array itself (changing
-        it in place changes the variable)."""
-        return self.container.get(borrow)
+        """The current value: a copy, or with ``borrow=True`` (or ``return_internal_type``) the
+        stored array itself (changing it in place changes the variable). A variable resident on
+        a GPU gives a host copy; with ``borrow`` its device array itself, with
+        ``return_internal_type`` alone a copy on the device."""
+        container = self.container
+        if return_internal_type and not borrow and isinstance(container, DeviceSharedContainer):
+            return device_copy(container.get(borrow=True), container.target)
+        return container.get(borrow)
 
     def set_value(self, value, borrow: bool = False) -> None:
         """Store a new value, cast as Theano casts (a Python int into an int64 variable, a
@@ -79,7 +87,10 @@ def shared(value, name: str | None = None, strict: bool = False,
 
     ``borrow=True`` keeps the caller's array (no copy); ``strict``/``allow_downcast`` say how
     ``set_value`` casts; ``broadcastable`` marks dimensions of size 1 that broadcast; ``target``
-    names the device (only the CPU, ``None`` or ``'cpu'``, exists without the GPU backend).
+    names the device: ``'cpu'``, or a GPU context (``'dev1'`` from the ``contexts`` flag,
+    ``'cuda'``). Without a target, values other than integer and boolean scalars live on the
+    default GPU context when the ``device`` flag asks for a GPU (see
+    ``lowering.frontend.device_shared``).
 
     >>> shared(2.5).type, shared(np.float32(1)).type, shared(True).dtype
     (TensorType(float64, scalar), TensorType(float32, scalar), 'bool')
@@ -87,17 +98,22 @@ def shared(value, name: str | None = None, strict: bool = False,
     if isinstance(value, TensorVariable):
         raise TypeError(f"shared() needs a value (an array or a number), not the symbolic "
                         f"variable {value}")
-    if target not in (None, "cpu"):
-        raise ValueError(f"shared(target={target!r}): placing shared variables on a GPU context "
-                         f"needs the GPU backend and a context defined by the 'contexts' flag "
-                         f"(e.g. contexts=dev0->cuda0); only target='cpu' is available")
-    array = _as_array(value, borrow)
+    if is_device_array(value):  # a device array: its values, on the device asked for
+        array, borrow = to_host_array(value), True
+    else:
+        array = _as_array(value, borrow)
     pattern = (False,) * array.ndim if broadcastable is None else tuple(map(bool, broadcastable))
     if len(pattern) != array.ndim:
         raise ValueError(f"shared(): broadcastable {tuple(broadcastable)} has {len(pattern)} "
                          f"entries for a value of rank {array.ndim}")
     ir_type = IRTensorType(tuple(1 if b else None for b in pattern), scalar_type_of(array.dtype))
-    container = SharedContainer(array, ir_type, name, strict=strict, allow_downcast=allow_downcast)
+    where = placement(array, target)
+    if where == "cpu":
+        container = HostSharedContainer(array, ir_type, name, strict=strict,
+                                        allow_downcast=allow_downcast)
+    else:
+        container = DeviceSharedContainer(array, ir_type, name, strict=strict,
+                                          allow_downcast=allow_downcast, target=where)
     return SharedVariable(container, name)
 
 

@@ -5,16 +5,20 @@ Programs written for Theano inspect graphs by op class (``isinstance(node.op, T.
 (``Elemwise{exp,no_inplace}``, ``DimShuffle{1,0}``, ``Sum{acc_dtype=float64}``). ``theano_op(op)``
 gives, for an IR op, an object of the Theano class that plays its part, which prints that way.
 GPU ops have their own classes (``GpuElemwise`` is not an ``Elemwise``, as in Theano's CUDA
-backend), chosen with ``on_gpu=True`` or by the IR op's dialect.
+backend), chosen with ``on_gpu=True``, or for ops of the ``gpu`` dialect (``GpuFromHost<None>``,
+``HostFromGpu(gpuarray)``) and ops the placement passes put on a GPU (a ``device`` attribute).
+A ``tensor.custom`` op shows as the program's own ``Op`` object.
 
+>>> import lowering.tensor as T
 >>> from lowering.frontend.constructors import fmatrix, fvector
 >>> x, w = fmatrix("x"), fvector("w")
 >>> str(theano_op((x.dot(w)).value.op)), type(theano_op((x.dot(w)).value.op)).__name__
 ('CGemv{no_inplace}', 'CGemv')
 >>> str(theano_op(x.T.value.op)), str(theano_op((-x).value.op)), str(theano_op(x.sum().value.op))
 ('DimShuffle{1,0}', 'Elemwise{neg,no_inplace}', 'Sum{acc_dtype=float32}')
->>> str(theano_op((-x).value.op, on_gpu=True, inplace_pattern={0: 0}))
-'GpuElemwise{neg}[(0, 0)]'
+>>> str(theano_op((-x).value.op, on_gpu=True)), str(theano_op(T.sqr(x).value.op, on_gpu=True,
+...                                                          inplace_pattern={0: 0}))
+('GpuElemwise{neg,no_inplace}', 'GpuElemwise{Sqr}[(0, 0)]<gpuarray>')
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from lowering.dialects.tensor.indexing import DYN, ArrayIndex, Index, Slice
-from lowering.ir.core import Operation, OpResult, Value
+from lowering.ir.core import BlockArgument, Operation, OpResult, Value
 
 from .types import TensorType
 
@@ -123,7 +127,34 @@ class Elemwise(_ElemwiseText, Op):
 
 
 class GpuElemwise(_ElemwiseText, GpuOp):
-    """An elementwise op on a GPU."""
+    """An elementwise op on a GPU. An in-place one prints as Theano's gpuarray backend prints
+    it: the scalar op's class name, the pattern and the backend (``GpuElemwise{Sqr}[(0, 0)]
+    <gpuarray>``)."""
+
+    def props(self) -> str:
+        if not self.inplace_pattern:
+            return super().props()
+        body = scalar_text(self.operation)
+        if not body.startswith(("Composite", "Cast")):
+            body = scalar_class_name(body)
+        return f"{{{body}}}{sorted(self.inplace_pattern.items())}<gpuarray>"
+
+
+# Theano's scalar op classes whose names are not the capitalized function name.
+_SCALAR_CLASS_NAMES = {"eq": "EQ", "neq": "NEQ", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE",
+                       "and_": "AND", "or_": "OR", "xor": "XOR", "abs_": "Abs"}
+
+
+def scalar_class_name(name: str) -> str:
+    """The class name of Theano's scalar op called ``name`` (``sqr`` -> ``Sqr``, ``true_div`` ->
+    ``TrueDiv``), which Theano prints for the in-place copies of ops it makes.
+
+    >>> [scalar_class_name(n) for n in ("sqr", "true_div", "gt", "ScalarSigmoid")]
+    ['Sqr', 'TrueDiv', 'GT', 'ScalarSigmoid']
+    """
+    if name in _SCALAR_CLASS_NAMES:
+        return _SCALAR_CLASS_NAMES[name]
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,11 +420,12 @@ class GpuLogSoftmax(GpuOp):
 
 
 class GpuFromHost(GpuOp):
-    """A copy from the host to a GPU context: ``GpuFromHost<None>``."""
+    """A copy from the host to a GPU context: ``GpuFromHost<None>`` for the default context (as
+    Theano names it), ``GpuFromHost<dev0>`` for a named one."""
 
     def __str__(self):
         context = self.operation.get_attr("context") if self.operation is not None else None
-        return f"GpuFromHost<{context}>"
+        return f"GpuFromHost<{None if context in (None, 'cuda') else context}>"
 
 
 class HostFromGpu(GpuOp):
@@ -456,8 +488,11 @@ def theano_op(operation: Operation, on_gpu: bool | None = None,
     """The Theano-style op of ``operation``. ``on_gpu`` (default: whether the op belongs to the
     ``gpu`` dialect) picks the GPU classes; ``inplace_pattern`` maps outputs to the inputs they
     overwrite (``{0: 0}``), as the compiler decided."""
+    if operation.name == "tensor.custom":
+        from .custom_op import custom_op_of
+        return custom_op_of(operation)
     if on_gpu is None:
-        on_gpu = operation.name.startswith("gpu.")
+        on_gpu = is_on_gpu(operation)
     choice = _CLASSES.get(operation.name)
     if choice is None and _is_elementwise(operation):
         choice = (Elemwise, GpuElemwise)
@@ -466,6 +501,13 @@ def theano_op(operation: Operation, on_gpu: bool | None = None,
     cls = choice(operation, on_gpu) if callable(choice) and not isinstance(choice, tuple) \
         else choice[1 if on_gpu else 0]
     return cls(operation, inplace_pattern)
+
+
+def is_on_gpu(operation: Operation) -> bool:
+    """Whether ``operation`` runs on a GPU: an op of the ``gpu`` dialect, or one the placement
+    passes gave a GPU ``device``."""
+    device = operation.get_attr("device")
+    return operation.name.startswith("gpu.") or (isinstance(device, str) and device != "cpu")
 
 
 def _is_elementwise(operation: Operation) -> bool:
@@ -487,13 +529,35 @@ def constant_text(value: Value) -> str:
 
 
 def leaf_text(value: Value) -> str:
-    """How an input or constant prints: its name, ``<TensorType(float32, matrix)>`` or the
-    constant's text."""
+    """How an input or constant prints: its name, ``<TensorType(float32, matrix)>``, for a
+    value on a GPU ``<GpuArrayType<dev1>(float32, (False, False))>`` (``<None>``: the default
+    context), or the constant's text."""
     if value.name_hint:
         return value.name_hint
     if isinstance(value, OpResult) and value.op.name == "tensor.constant":
         return constant_text(value)
+    context = leaf_context(value)
+    if context != "cpu":
+        shown = None if context == "cuda" else context
+        theano_type = TensorType.from_ir(value.type)
+        return f"<GpuArrayType<{shown}>({theano_type.dtype}, {theano_type.broadcastable})>"
     return f"<{TensorType.from_ir(value.type)}>"
+
+
+def leaf_context(value: Value) -> str:
+    """Where a leaf lives: ``'cpu'`` or a GPU context name, from its shared variable's
+    container, or, for an argument of a compiled function, from the ``arg_devices``
+    attribute."""
+    from lowering.compile.shared_storage import shared_container
+    container = shared_container(value)
+    if container is not None:
+        return getattr(container, "target", "cpu")
+    if isinstance(value, BlockArgument):
+        func = value.block.parent_op
+        devices = func.get_attr("arg_devices") if func is not None else None
+        if devices and value.index < len(devices):
+            return str(devices[value.index])
+    return "cpu"
 
 
 def value_text(value: Value) -> str:
@@ -543,6 +607,8 @@ class GpuGemm(GpuOp):
 
 
 register_theano_op("tensor.gemv", (CGemv, GpuGemv))
+register_theano_op("gpu.to_device", (GpuFromHost, GpuFromHost))
+register_theano_op("gpu.to_host", (HostFromGpu, HostFromGpu))
 register_theano_op("tensor.gemm", (Gemm, GpuGemm))
 
 

@@ -16,11 +16,14 @@ Targets: ``'cpu'``; ``None`` (the default GPU context, as in Theano); ``'gpu'``,
 (True, None, True, True)
 >>> b is a.transfer(None)
 True
+
+``context_name(target)`` is the name IR placement uses for a target (``'cuda'`` for None).
 """
 from __future__ import annotations
 
 import re
 
+from lowering.compile.gpu_placement import context_name  # noqa: F401  (re-exported)
 from lowering.config import config
 
 from .variable import TensorVariable

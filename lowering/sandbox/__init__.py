@@ -1,7 +1,7 @@
 """Theano's ``theano.sandbox`` names that programs written for Theano import.
 
-``sandbox.cuda.basic_ops.gpu_from_host`` and ``sandbox.gpuarray.basic_ops.gpu_from_host`` move a
-variable to the GPU (``x.transfer(None)``); they need ``device=cuda`` and the GPU backend and say
-so when either is missing.
+``sandbox.cuda`` (``CudaNdarray``, ``basic_ops.gpu_from_host``, ``gpu_contiguous``, ...) and
+``sandbox.gpuarray`` (``basic_ops.gpu_from_host``) move variables to the GPU and make device
+arrays; they need ``device=cuda`` and a usable GPU and say so when either is missing.
 """
 from . import cuda, gpuarray  # noqa: F401

@@ -17,4 +17,5 @@ from .reduction import (ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, REDUCT
 from . import gradutil  # noqa: F401
 from .blas import GemmOp, GemvOp  # noqa: F401
 from .fused import FusedOp, Reduction  # noqa: F401
+from .custom import CustomOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)

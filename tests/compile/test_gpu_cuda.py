@@ -1,0 +1,104 @@
+"""The GPU runtime on a real NVIDIA GPU through PyCUDA (marked ``gpu``: skipped without PyCUDA,
+a driver and a device): contexts, the pool, copies, kernels loaded from PTX, and function()
+with device=cuda against NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lowering.config import config
+from lowering.llvm.cuda_runtime import cuda_available
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not cuda_available(),
+                                 reason="needs PyCUDA, a CUDA driver and an NVIDIA GPU")]
+
+
+@pytest.fixture
+def cuda():
+    from lowering.compile.gpu_device import device_for
+    with config.change_flags(device="cuda", print_active_device=False):
+        device = device_for("cuda")
+        device.counters.reset()
+        yield device
+
+
+def test_contexts_are_made_once_per_device():
+    from lowering.llvm.cuda_runtime import get_context
+    with config.change_flags(contexts="dev0->cuda0", print_active_device=False):
+        assert get_context("dev0") is get_context(None) is get_context("cuda0")
+
+
+def test_copies_round_trip_and_views_of_device_memory(cuda):
+    import pycuda.gpuarray as gpuarray
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = cuda.to_device(x[:, ::2])
+    assert isinstance(d, gpuarray.GPUArray)
+    np.testing.assert_array_equal(cuda.to_host(d), x[:, ::2])
+    row = cuda.view(d, (2,), (1,), 2)
+    np.testing.assert_array_equal(row.get(), x[1, ::2])
+    target = cuda.empty((3, 2), np.float32)
+    cuda.copy(d, target)
+    cuda.fill(d, 7)
+    np.testing.assert_array_equal(target.get(), x[:, ::2])
+    np.testing.assert_array_equal(d.get(), np.full((3, 2), 7, np.float32))
+
+
+def test_a_hand_written_program_runs_on_the_gpu(cuda):
+    from lowering.compile.gpu_build import GpuProgram
+    from lowering.compile.gpu_host import HostProgram
+    from lowering.ir.parser import parse_module
+
+    from test_gpu_host import exp_program
+    module = parse_module(exp_program())
+    cuda.load(GpuProgram(module, "cuda", 32))
+    program = HostProgram(module.functions[0], cuda)
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    (out,) = program.run([x, np.array(2.0, np.float32)])
+    np.testing.assert_allclose(out, np.exp(x) * 2, rtol=1e-6)
+    assert cuda.counters.launches == 1
+
+
+def test_functions_on_the_gpu_give_numpys_results(cuda):
+    import pycuda.gpuarray as gpuarray
+
+    import lowering as theano
+    import lowering.tensor as T
+    x, m = T.fmatrix("x"), T.fmatrix("m")
+    f = theano.function([x, m], [T.exp(x).sum(axis=1), T.dot(x, m), (x * 2).transfer(None)])
+    a = np.random.default_rng(0).standard_normal((50, 40)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((40, 30)).astype(np.float32)
+    total, product, kept = f(a, b)
+    np.testing.assert_allclose(total, np.exp(a).sum(axis=1), rtol=1e-4)
+    np.testing.assert_allclose(product, a @ b, rtol=1e-4, atol=1e-4)
+    assert isinstance(kept, gpuarray.GPUArray)
+    np.testing.assert_allclose(kept.get(), a * 2)
+
+
+def test_logistic_regression_on_the_gpu(cuda):
+    from test_gpu_executor import logistic_regression, numpy_step
+    train, w, b = logistic_regression(feats=784)
+    rng = np.random.RandomState(0)
+    x = rng.randn(400, 784).astype("float32")
+    y = rng.randint(0, 2, size=400).astype("float32")
+    w_np, b_np = w.get_value(), b.get_value()
+    for _ in range(5):
+        before = cuda.counters.snapshot()
+        prediction, xent = train(x, y)
+        moved = cuda.counters.since(before)
+        assert moved["bytes_to_device"] == x.nbytes + y.nbytes
+        want_prediction, want_xent, w_np, b_np = numpy_step(x, y, w_np, b_np)
+        np.testing.assert_allclose(xent, want_xent, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(w.get_value(), w_np, rtol=1e-3, atol=1e-4)
+
+
+def test_profiles_time_kernels_with_cuda_events(cuda):
+    import lowering as theano
+    import lowering.tensor as T
+    from lowering.compile.profiling import ProfileStats
+    stats = ProfileStats(atexit_print=False)
+    x = T.fmatrix("x")
+    f = theano.function([x], T.exp(x).sum(), profile=stats)
+    f(np.ones((256, 256), np.float32))
+    kernels = [n for n in stats.nodes if n.kind == "gpu" and n.op.startswith("GpuKernel")]
+    assert kernels and all(n.time > 0 for n in kernels)
