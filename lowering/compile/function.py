@@ -290,19 +290,11 @@ def _executor_for_contexts(built: BuiltModule, executor: tuple) -> tuple:
 
 def _gpu_unusable_reason() -> str | None:
     """None when the GPU executor can run here, else what is missing and how to get it."""
-    from lowering.config import config
-    from lowering.llvm.cuda_runtime import require_cuda
-
+    from .gpu_device import gpu_missing
     from .pipeline import EXECUTORS
     if "gpu" not in EXECUTORS:
         return "the GPU backend is not available in this installation"
-    if config.gpuarray.simulate:
-        return None
-    try:
-        require_cuda()
-    except CudaUnavailableError as exc:
-        return str(exc)
-    return None
+    return gpu_missing()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -435,6 +435,25 @@ def simulated() -> bool:
     return bool(config.gpuarray.simulate)
 
 
+def gpu_missing() -> str | None:
+    """None when GPU work can run here (``gpuarray.simulate``, or PyCUDA with a driver and a
+    device), else what is missing and how to get it.
+
+    >>> from lowering.config import config
+    >>> with config.change_flags({"gpuarray.simulate": True}):
+    ...     gpu_missing() is None
+    True
+    """
+    from lowering.llvm.cuda_runtime import CudaUnavailableError, require_cuda
+    if simulated():
+        return None
+    try:
+        require_cuda()
+    except CudaUnavailableError as exc:
+        return str(exc)
+    return None
+
+
 def device_for(context: str = "cuda") -> Device:
     """The device of a GPU context name, made once per context: the ``InterpretedDevice`` with
     ``gpuarray.simulate``, else the ``CudaDevice`` (a CudaUnavailableError says what is missing

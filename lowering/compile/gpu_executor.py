@@ -60,13 +60,12 @@ def gpu_available() -> None:
     """Nothing when GPU functions can run (``gpuarray.simulate``, or PyCUDA with a driver and a
     device); else ``CudaUnavailableError`` saying what is missing and how to get it."""
     from lowering.config import config
-    from lowering.llvm.cuda_runtime import CudaUnavailableError, require_cuda
-    if config.gpuarray.simulate:
-        return
-    try:
-        require_cuda()
-    except CudaUnavailableError as exc:
-        raise CudaUnavailableError(f"device={config.device} asks for a GPU: {exc}") from None
+    from lowering.llvm.cuda_runtime import CudaUnavailableError
+
+    from .gpu_device import gpu_missing
+    missing = gpu_missing()
+    if missing is not None:
+        raise CudaUnavailableError(f"device={config.device} asks for a GPU: {missing}")
 
 
 class _Argument:

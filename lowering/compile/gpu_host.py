@@ -59,6 +59,7 @@ from typing import Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lowering.ir.captures import used_from_outside
 from lowering.ir.core import IRError, Operation, Value
 from lowering.ir.interpreter import RULES, Interpreter, InterpreterError
 
@@ -235,8 +236,8 @@ class HostProgram:
         operands = [self._slot(v) for v in op.operands]
         results = [self._slot(r) for r in op.results]
         if op.regions:
-            return _region_fallback(op, [self._slot(v) for v in _captured(op)],
-                                    _captured(op), results)
+            outside = used_from_outside(op)
+            return _region_fallback(op, [self._slot(v) for v in outside], outside, results)
 
         def step(frame):
             try:
@@ -271,21 +272,6 @@ def _kind(op: Operation) -> str | None:
 _BOOKKEEPING = frozenset({"loops.dim", "loops.stride", "loops.assert", "loops.subview",
                           "loops.reshape_view", "loops.transpose_view", "loops.broadcast_view",
                           "loops.constant"})
-
-
-def _captured(op: Operation) -> list[Value]:
-    inside: set[Value] = set()
-    for nested in op.walk():
-        inside.update(nested.results)
-        for region in nested.regions:
-            for block in region.blocks:
-                inside.update(block.args)
-    found: dict[Value, None] = {}
-    for nested in op.walk():
-        for value in nested.operands:
-            if value not in inside:
-                found.setdefault(value, None)
-    return list(found)
 
 
 def _region_fallback(op: Operation, slots: list[int], values: list[Value],
@@ -476,24 +462,18 @@ def _contiguous(array, op: Operation):
                            f"(map-to-gpu)", op)
 
 
-def _to_device(program: HostProgram, op: Operation) -> Step:
-    _check_context(program, op)
-    source, result = program._slot(op.operands[0]), program._slot(op.result)
-    to_device = program.device.to_device
+def _transfer(direction: str) -> Callable[[HostProgram, Operation], Step]:
+    """The host step of a transfer op: the device's method ``direction`` (``"to_device"`` or
+    ``"to_host"``) on the operand."""
+    def make(program: HostProgram, op: Operation) -> Step:
+        _check_context(program, op)
+        source, result = program._slot(op.operands[0]), program._slot(op.result)
+        move = getattr(program.device, direction)
 
-    def step(frame):
-        frame[result] = to_device(frame[source])
-    return step
-
-
-def _to_host(program: HostProgram, op: Operation) -> Step:
-    _check_context(program, op)
-    source, result = program._slot(op.operands[0]), program._slot(op.result)
-    to_host = program.device.to_host
-
-    def step(frame):
-        frame[result] = to_host(frame[source])
-    return step
+        def step(frame):
+            frame[result] = move(frame[source])
+        return step
+    return make
 
 
 def _check_context(program: HostProgram, op: Operation) -> None:
@@ -584,8 +564,8 @@ _BUILDERS: dict[str, Callable[[HostProgram, Operation], "Step | None"]] = {
     "loops.copy": _copy,
     "loops.fill": _fill,
     "loops.for": _for,
-    "gpu.to_device": _to_device,
-    "gpu.to_host": _to_host,
+    "gpu.to_device": _transfer("to_device"),
+    "gpu.to_host": _transfer("to_host"),
     "gpu.memcpy": _memcpy,
     "gpu.launch_func": _launch,
     "gpu.launch": _unoutlined,

@@ -22,9 +22,10 @@ import numpy as np
 
 from lowering.compile import gpu_device
 from lowering.compile.gpu_arrays import is_c_contiguous, is_device_array
+from lowering.compile.gpu_device import gpu_missing
 from lowering.compile.gpu_placement import gpu_device_flag  # noqa: F401  (re-exported)
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError, require_cuda
+from lowering.llvm.cuda_runtime import CudaUnavailableError
 
 __all__ = ["CudaUnavailableError", "device_copy", "device_for", "gpu_device_flag", "gpu_missing",
            "is_simulated_gpu", "require_gpu", "to_device", "zeros"]
@@ -32,23 +33,7 @@ __all__ = ["CudaUnavailableError", "device_copy", "device_for", "gpu_device_flag
 
 def is_simulated_gpu() -> bool:
     """Whether GPU work runs on the interpreted device (flag ``gpuarray.simulate``)."""
-    return bool(config.gpuarray.simulate)
-
-
-def gpu_missing() -> str | None:
-    """None when a GPU can be used, else what is missing and how to get it.
-
-    >>> with config.change_flags({"gpuarray.simulate": True}):
-    ...     gpu_missing() is None
-    True
-    """
-    if is_simulated_gpu():
-        return None
-    try:
-        require_cuda()
-    except CudaUnavailableError as exc:
-        return str(exc)
-    return None
+    return gpu_device.simulated()
 
 
 def require_gpu(what: str) -> None:

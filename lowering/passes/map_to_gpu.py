@@ -12,7 +12,7 @@ reads or writes device memory becomes one or more ``gpu.launch`` ops in its plac
   per output, a thread per output, or a grid-wide reduction to one value with atomics
   (``map_to_gpu_reductions``); a nest storing into several accumulators is first split into
   one nest per accumulator (the shared elementwise work is computed in each);
-- a ``loops.parallel`` over a few pieces of work (bufferize's column tiles): a block per
+- a ``loops.parallel`` over a few pieces of work (the host's column tiles): a block per
   piece, its threads sharing the piece (``map_to_gpu_tiles``);
 - ``loops.call @cblas_?dot/gemv/gemm``: a reduction, threads per row, shared-memory tiles
   (``map_to_gpu_blas``);
@@ -58,13 +58,13 @@ threads). docs/gpu.md describes every mapping.
 """
 from __future__ import annotations
 
-from lowering.dialects import scalar
 from lowering.dialects.builtin import FuncOp
 from lowering.dialects.gpu import LaunchOp, TerminatorOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, AssertOp, CallOp, CopyOp, DeallocOp, DimOp,
                                      FillOp, ForOp, LoadOp, ParallelOp, StoreOp)
 from lowering.ir.attributes import StringAttr
 from lowering.ir.builder import Builder
+from lowering.ir.captures import used_from_outside
 from lowering.ir.core import PURE, Block, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.types import INDEX, ScalarType
@@ -73,7 +73,7 @@ from .buffer_analysis import SizeFacts, top_ancestor
 from .bufferize_core import Arith
 from .dce import eliminate_dead_code
 from .map_to_gpu_blas import map_blas_call
-from .map_to_gpu_kernel import KernelBuilder
+from .map_to_gpu_kernel import ConstantsAtTop, KernelBuilder
 from .map_to_gpu_maps import map_fill_or_copy, single_thread
 from .map_to_gpu_nests import (accessed_buffers, constant_int, is_device_buffer, touches_device,
                                touches_host)
@@ -186,24 +186,6 @@ class Site:
                                         location=self.op.location))
 
 
-def used_from_outside(op: Operation) -> list[Value]:
-    """The values ``op`` (its operands, and the ops in its regions) uses that are defined
-    outside it, in first-use order."""
-    inside: set[Value] = set()
-    for nested in op.walk():
-        if nested is not op:
-            inside.update(nested.results)
-        for reg in nested.regions:
-            for blk in reg.blocks:
-                inside.update(blk.args)
-    found: dict[Value, None] = {}
-    for nested in op.walk():
-        for v in nested.operands:
-            if v not in inside:
-                found.setdefault(v, None)
-    return list(found)
-
-
 class FunctionMapper:
     """Maps one host function (see the module docstring)."""
 
@@ -213,7 +195,7 @@ class FunctionMapper:
         self.error_codes = error_codes
         self.entry: Block = func.body.block
         self.facts = SizeFacts(func)
-        self._host_consts: dict[tuple, Value] = {}
+        self._host_consts = ConstantsAtTop(self.entry)
         self.mapped = False  # whether any construct became kernels
         self.slots: dict[Value, Value] = {}  # a device-computed scalar -> its rank-0 buffer
         self._readbacks: dict[Value, list[Operation]] = {}
@@ -223,13 +205,7 @@ class FunctionMapper:
 
     def host_const(self, value, t: ScalarType = INDEX) -> Value:
         """A ``scalar.constant`` at the top of the function (one per value and type)."""
-        op = scalar.ConstantOp.build(value, t)
-        key = (t.name, str(op.attributes["value"]))
-        found = self._host_consts.get(key)
-        if found is None:
-            self.entry.insert_before(op, self.entry.first_op)
-            found = self._host_consts[key] = op.result
-        return found
+        return self._host_consts(value, t)
 
     def is_device_value(self, v: Value) -> bool:
         """Whether ``v`` is a scalar computed on the device, or scalar arithmetic on one."""

@@ -81,6 +81,33 @@ def identity(op: Operation, t: ScalarType):
     raise ValueError(f"{op.name} is not a combining step of a reduction")
 
 
+class ConstantsAtTop:
+    """``scalar.constant``s made at the top of ``block``, one per value and type, so that every
+    use below sees them.
+
+    >>> from lowering.ir.core import Block
+    >>> from lowering.ir.types import F32
+    >>> consts = ConstantsAtTop(Block([], [scalar.ConstantOp.build(7, INDEX)]))
+    >>> consts(4) is consts(4), consts(4) is consts(4.0, F32)
+    (True, False)
+    >>> [str(op.attributes["value"]) for op in consts.block.ops]
+    ['4.000000e+00 : f32', '4 : index', '7 : index']
+    """
+
+    def __init__(self, block: Block):
+        self.block = block
+        self._made: dict[tuple, Value] = {}
+
+    def __call__(self, value, t: ScalarType = INDEX) -> Value:
+        op = scalar.ConstantOp.build(value, t)
+        key = (t.name, str(op.attributes["value"]))
+        found = self._made.get(key)
+        if found is None:
+            self.block.insert_before(op, self.block.first_op)
+            found = self._made[key] = op.result
+        return found
+
+
 class KernelBuilder:
     """Fills ``block``, the body of a ``gpu.launch`` whose blocks have ``block_size`` threads
     along x; ``b`` inserts at the end of the body."""
@@ -89,7 +116,7 @@ class KernelBuilder:
         self.block = block
         self.block_size = block_size
         self.b = Builder.at_end(block)
-        self._consts: dict[tuple, Value] = {}
+        self._consts = ConstantsAtTop(block)
         self.tid = self.b.insert(ThreadIdOp.build("x")).result
         self.bid = self.b.insert(BlockIdOp.build("x")).result
         self.bdim = self.b.insert(BlockDimOp.build("x")).result
@@ -102,13 +129,7 @@ class KernelBuilder:
 
     def const(self, value, t: ScalarType = INDEX) -> Value:
         """A ``scalar.constant`` at the top of the kernel (one per value and type)."""
-        op = scalar.ConstantOp.build(value, t)
-        key = (t.name, str(op.attributes["value"]))
-        found = self._consts.get(key)
-        if found is None:
-            self.block.insert_before(op, self.block.first_op)
-            found = self._consts[key] = op.result
-        return found
+        return self._consts(value, t)
 
     def arith(self, b: Builder) -> Arith:
         """Folding index and scalar arithmetic inserted with ``b``."""

@@ -58,6 +58,7 @@ from lowering.dialects.gpu import AtomicRmwOp
 from lowering.dialects.loops import (BufferType, CallOp, ConstantOp, CopyOp, DimOp, FillOp,
                                      ForOp, LoadOp, ParallelOp, StoreOp, StrideOp, YieldOp)
 from lowering.dialects.loops.views import ViewOp
+from lowering.ir.captures import defined_inside
 from lowering.ir.core import PURE, BlockArgument, Operation, OpResult, Value
 
 from .buffer_analysis import root
@@ -73,6 +74,21 @@ COMBINES: dict[type, tuple[str | None, str]] = {
     scalar.OrOp: (None, "any"),
     scalar.XorOp: (None, "xor"),
 }
+
+
+class Combining:
+    """What a reduction step folding values with its ``combine`` op (a ``COMBINES`` key) gets
+    from it: the atomic kind and the kernel's name."""
+
+    combine: Operation
+
+    @property
+    def atomic_kind(self) -> str | None:
+        return COMBINES[type(self.combine)][0]
+
+    @property
+    def kernel_name(self) -> str:
+        return COMBINES[type(self.combine)][1]
 
 
 def is_device_buffer(value: Value) -> bool:
@@ -118,18 +134,6 @@ def _reads_or_computes(op: Operation) -> bool:
     sizes, views, scalar ops, loops and their terminators."""
     return (isinstance(op, _WRITE_FREE) or isinstance(op, (ForOp, ParallelOp))
             or (PURE in op.traits and op.name.startswith("scalar.")))
-
-
-def defined_inside(op: Operation) -> set[Value]:
-    """The values defined in ``op``'s regions (results of nested ops and block arguments)."""
-    inside: set[Value] = set()
-    for nested in op.walk():
-        if nested is not op:
-            inside.update(nested.results)
-        for reg in nested.regions:
-            for block in reg.blocks:
-                inside.update(block.args)
-    return inside
 
 
 def body_ops(block) -> list[Operation]:
@@ -228,20 +232,12 @@ def extract_nest(op: Operation) -> Nest:
 
 
 @dataclass
-class Accumulation:
+class Accumulation(Combining):
     """``store combine(load buf[idx], x), buf[idx]``: the load, the combining op and ``x``."""
 
     load: LoadOp
     combine: Operation
     value: Value
-
-    @property
-    def atomic_kind(self) -> str | None:
-        return COMBINES[type(self.combine)][0]
-
-    @property
-    def kernel_name(self) -> str:
-        return COMBINES[type(self.combine)][1]
 
 
 def accumulation(store: StoreOp) -> Accumulation | None:
@@ -360,7 +356,7 @@ def analyze(nest: Nest) -> Analysis:
 
 
 @dataclass
-class CarriedReduction:
+class CarriedReduction(Combining):
     """``%r = loops.for ... iter_args(%acc = %init) { ...; yield combine(%acc, x) }``, possibly
     as a chain of loops each carrying the same value into the next: ``levels`` are the chain's
     loops (outermost first), ``hoisted`` the write-free ops around the inner loops, ``body``
@@ -377,14 +373,6 @@ class CarriedReduction:
     @property
     def init(self) -> Value:
         return self.op.inits[0]
-
-    @property
-    def atomic_kind(self) -> str | None:
-        return COMBINES[type(self.combine)][0]
-
-    @property
-    def kernel_name(self) -> str:
-        return COMBINES[type(self.combine)][1]
 
 
 def carried_reduction(op: Operation) -> CarriedReduction | None:

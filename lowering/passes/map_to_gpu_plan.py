@@ -15,7 +15,7 @@ For a nest (a ``loops.parallel``, or a ``loops.for`` without carried values):
    step;
 4. otherwise, when the rest of the nest after the leading independent levels is itself a nest
    that is independent or one accumulation keeping some of its levels (pieces of work, such
-   as bufferize's column tiles), a block per point of the leading levels and its threads over
+   as the host's column tiles), a block per point of the leading levels and its threads over
    the inner nest (``map_pieces``); else the leading independent levels are flattened and
    each thread runs the rest of the nest sequentially; with no independent level, one thread
    runs it all.

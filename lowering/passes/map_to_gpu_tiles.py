@@ -1,7 +1,8 @@
 """``map-to-gpu`` for nests that split their work into a few independent pieces (tiles): a
 ``loops.parallel`` over the pieces whose body is an inner nest with bounds that depend on the
-piece, as bufferize writes reductions keeping only the last axis (``x.sum(axis=0)``: column
-tiles, each adding every row into its columns).
+piece, as bufferize writes reductions keeping only the last axis on the host (``x.sum(axis=0)``:
+column tiles, each adding every row into its columns; on a device it leaves the columns one
+parallel level instead, so they never reach this mapping from the tensor level).
 
 A thread per piece would leave the GPU nearly idle (there are at most 64 such tiles, often one).
 Instead each piece gets a block (a block-stride loop over the pieces), and the block's threads

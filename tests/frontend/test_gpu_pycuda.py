@@ -18,6 +18,16 @@ import lowering as theano  # noqa: E402
 from lowering.config import config  # noqa: E402
 
 
+# The kernel of seeds 001 and 002.
+MULTIPLY_THEM = """
+__global__ void multiply_them(float *dest, float *a, float *b)
+{
+  const int i = threadIdx.x;
+  dest[i] = a[i] * b[i];
+}
+"""
+
+
 @pytest.fixture
 def gpu():
     with config.change_flags(device="cuda", floatX="float32"):
@@ -29,13 +39,7 @@ def gpu():
 def test_seed_001_multiply_them_on_cuda_ndarrays(gpu):
     import lowering.sandbox.cuda as cuda_ndarray
     from pycuda.compiler import SourceModule
-    mod = SourceModule("""
-__global__ void multiply_them(float *dest, float *a, float *b)
-{
-  const int i = threadIdx.x;
-  dest[i] = a[i] * b[i];
-}
-""")
+    mod = SourceModule(MULTIPLY_THEM)
     multiply_them = mod.get_function("multiply_them")
     # 400 elements for the 400 threads (the seed's 100 would let threads write past the end)
     a = numpy.random.randn(400).astype(numpy.float32)
@@ -51,13 +55,7 @@ __global__ void multiply_them(float *dest, float *a, float *b)
 def test_seed_002_pycuda_example(gpu):
     import pycuda.driver as drv
     from pycuda.compiler import SourceModule
-    mod = SourceModule("""
-__global__ void multiply_them(float *dest, float *a, float *b)
-{
-  const int i = threadIdx.x;
-  dest[i] = a[i] * b[i];
-}
-""")
+    mod = SourceModule(MULTIPLY_THEM)
     multiply_them = mod.get_function("multiply_them")
     a = numpy.random.randn(400).astype(numpy.float32)
     b = numpy.random.randn(400).astype(numpy.float32)

@@ -129,25 +129,20 @@ def test_a_launch_reading_a_host_buffer_is_an_error_naming_it():
         PassManager("outline-kernels").run(module)
 
 
+FUNCTION_NAMED_KERNELS = '''
+    func.func @kernels(%x: !loops.buffer<f32, space="device">) {
+      %c1 = "scalar.constant"() {value = 1 : index} : () -> index
+      "gpu.launch"(%c1, %c1, %c1, %c1, %c1, %c1) ({
+        "gpu.terminator"() : () -> ()
+      }) : (index, index, index, index, index, index) -> ()
+      func.return
+    }'''
+
+
 def test_a_symbol_named_like_the_kernel_module_is_an_error():
-    module = module_of('''
-    func.func @kernels(%x: !loops.buffer<f32, space="device">) {
-      %c1 = "scalar.constant"() {value = 1 : index} : () -> index
-      "gpu.launch"(%c1, %c1, %c1, %c1, %c1, %c1) ({
-        "gpu.terminator"() : () -> ()
-      }) : (index, index, index, index, index, index) -> ()
-      func.return
-    }''')
     with pytest.raises(PassError, match="@kernels is a func.func, not a gpu.module"):
-        PassManager("outline-kernels").run(module)
-    module = module_of('''
-    func.func @kernels(%x: !loops.buffer<f32, space="device">) {
-      %c1 = "scalar.constant"() {value = 1 : index} : () -> index
-      "gpu.launch"(%c1, %c1, %c1, %c1, %c1, %c1) ({
-        "gpu.terminator"() : () -> ()
-      }) : (index, index, index, index, index, index) -> ()
-      func.return
-    }''')
+        PassManager("outline-kernels").run(module_of(FUNCTION_NAMED_KERNELS))
+    module = module_of(FUNCTION_NAMED_KERNELS)
     PassManager("outline-kernels{module-name=gpu_kernels}").run(module)
     assert isinstance(module.lookup("gpu_kernels"), GpuModuleOp)
 

@@ -20,7 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
-from lowering.ir.core import Operation, Region, Value, VerifyError
+from lowering.ir.captures import captured_values
+from lowering.ir.core import Region, Value, VerifyError
 from lowering.ir.interpreter import InterpreterError, interpreter_rule
 from lowering.ir.types import ScalarType
 
@@ -171,26 +172,6 @@ def _launch_func(interp, op, args):
     values = [_kernel_argument(v, t, i) for i, (v, t) in enumerate(zip(args[6:], inputs))]
     run_grid(kernel.body, values, {}, grid, block)
     return []
-
-
-def captured_values(op: Operation) -> list[Value]:
-    """The values used in ``op``'s regions but defined outside them (what a ``gpu.launch`` body
-    reads from above; outline-kernels turns them into kernel arguments), in first-use order."""
-    inside: set[Value] = set()
-    for nested in op.walk():
-        if nested is not op:
-            inside.update(nested.results)
-        for reg in nested.regions:
-            for blk in reg.blocks:
-                inside.update(blk.args)
-    captured: dict[Value, None] = {}
-    for nested in op.walk():
-        if nested is op:
-            continue
-        for value in nested.operands:
-            if value not in inside:
-                captured.setdefault(value, None)
-    return list(captured)
 
 
 @interpreter_rule("gpu.launch")
