@@ -24,9 +24,11 @@ A reduction to one element (no kept dimension) is split into at most ``PARTIAL_R
 contiguous chunks of its first dimension, reduced by a ``loops.parallel`` into a buffer of partial
 results, which a short sequential loop then combines (unless its size is known to be below
 ``CHUNKED_MIN_SIZE``: then it is one sequential loop nest, except on a device, where a
-sequential loop would run on one thread). A reduction keeping only the last dimension
-(``x.sum(axis=0)`` of a matrix) runs over parallel tiles of that dimension with the rows inside,
-accumulating in the result buffer, so the innermost loop stays contiguous.
+sequential loop would run on one thread). On the host, a reduction keeping only the last
+dimension (``x.sum(axis=0)`` of a matrix) runs over parallel tiles of that dimension with the rows
+inside, accumulating in the result buffer, so the innermost loop stays contiguous; on a device it
+is the ``loops.parallel`` over the columns with the rows carried inside, which ``map-to-gpu``
+spreads over the whole grid (a thread per column) instead of at most ``PARTIAL_RESULTS`` blocks.
 
 Order of operations: the combining step (``acc + x``, ``acc * x``, ``maximum(acc, x)``, ...) is
 marked ``{fastmath = "reassoc"}`` (``scalar.allow_reassociation``), so the code generator may
@@ -226,7 +228,9 @@ def reduce_values(ctx, r: Reduce, sizes, value_at) -> Lowered:
     # one GPU thread.
     if not kept and r.rank and (ctx.space == "device" or not _known_below(sizes, CHUNKED_MIN_SIZE)):
         return _reduce_in_chunks(ctx, r, m, sizes, value_at)
-    if kept == [r.rank - 1] and r.rank >= 2:
+    # Column tiles block a CPU's cache; on a device they would cap the grid at their number, so
+    # there the columns stay one parallel level (a thread per column, the rows inside).
+    if kept == [r.rank - 1] and r.rank >= 2 and ctx.space != "device":
         return _reduce_into_column_tiles(ctx, r, m, sizes, value_at)
     if kept and needs_memory_accumulator(kept, axes):
         acc = Accumulator(ctx, r, m, sizes)

@@ -1,7 +1,8 @@
 """``map-to-gpu`` on reductions: over an axis (block tree reductions per output, or a thread per
 output), to one value (grid-wide, atomics where they exist), several accumulators in one nest
 (split into one nest each), argmax; compared with NumPy and with the interpreter before the
-pass."""
+pass. A column sum (``x.sum(axis=0)``) on the device is a thread per column over the whole grid;
+the host's column tiles, on device buffers, a block per tile."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,9 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lowering.dialects.gpu import AtomicRmwOp, BarrierOp
+from lowering.dialects.loops import DimOp, ParallelOp
+from lowering.ir.interpreter import RULES
+from lowering.ir.pass_manager import PassManager
 
 from .map_to_gpu_helpers import (device_loops, kernel_ops, launches, mapped, module_of,
                                  run_on_copies, same_results)
+from .placement_cases import producer
 
 SETTINGS = settings(max_examples=20, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -77,20 +82,105 @@ def test_short_rows_share_a_block_and_long_rows_fill_one(rows, cols):
     np.testing.assert_array_equal(got, np.sqrt(np.abs(x)).max(axis=1))
 
 
-def test_column_sums_give_each_tile_a_block_and_its_columns_to_the_threads():
-    # bufferize splits x.sum(axis=0) into tiles of columns (a loops.parallel over at most 64
-    # tiles, each adding every row into its columns): a block per tile, its threads taking
-    # every block_size-th column of the tile and adding the rows in order.
-    module = device_loops(reduction("sum", [0]))
+COLUMN_SUM = '''
+func.func @f(%x: tensor<?x?xf32>) -> tensor<?xf32> attributes {arg_devices = ["cuda"]} {
+  %r = "tensor.sum"(%x) {axes = [0]} : (tensor<?x?xf32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
+'''
+
+
+def top_level_parallels(module) -> list:
+    return [op for op in module.functions[0].body.block.ops if isinstance(op, ParallelOp)]
+
+
+def launch_grids(monkeypatch) -> list[int]:
+    """The x sizes of the grids of the ``gpu.launch`` ops the interpreter runs from now on."""
+    grids = []
+    launch = RULES["gpu.launch"]
+
+    def recording(interp, op, args):
+        grids.append(int(args[0]))
+        return launch(interp, op, args)
+    monkeypatch.setitem(RULES, "gpu.launch", recording)
+    return grids
+
+
+def test_host_column_sums_stay_in_cache_sized_tiles():
+    module = module_of(COLUMN_SUM.replace(' attributes {arg_devices = ["cuda"]}', ""))
+    PassManager("bufferize").run(module)
+    (tiles,) = top_level_parallels(module)
+    assert not isinstance(producer(tiles.uppers[0]), DimOp)  # min(max(n // 512, 1), 64)
+
+
+@pytest.mark.parametrize("rows, cols", [(5, 37), (3, 1100), (0, 37), (4, 0)])
+def test_device_column_sums_give_each_column_a_thread_across_the_grid(monkeypatch, rows, cols):
+    # On the device bufferize leaves out the CPU's column tiles (at most 64, one below 1024
+    # columns, hence at most 64 blocks): the columns are the parallel level, each adding its
+    # rows in order, and the grid covers them (a thread per column, grid-stride beyond).
+    module = device_loops(COLUMN_SUM)
+    (columns,) = top_level_parallels(module)
+    dim = producer(columns.uppers[0])
+    assert isinstance(dim, DimOp) and dim.axis == 1 and dim.buffer is module.functions[0].args[0]
+    after = mapped(module, "map-to-gpu{block-size=32}")
+    (launch,) = launches(after)
+    assert "gpu.barrier" not in kernel_ops(launch) and "gpu.atomic_rmw" not in kernel_ops(launch)
+    grids = launch_grids(monkeypatch)
+    x = np.random.default_rng(rows * 100 + cols).uniform(-1, 1, (rows, cols)).astype(np.float32)
+    (got,) = same_results(module, after, [x], rtol=0, atol=0)
+    np.testing.assert_allclose(got, x.sum(axis=0), rtol=1e-6, atol=1e-6)
+    assert grids == [max(-(-cols // 32), 1)]
+
+
+COLUMN_TILES = '''
+func.func @f(%x: !loops.buffer<?x?xf32, space="device">,
+             %c: !loops.buffer<?xf32, space="device">) {
+  %c0 = "scalar.constant"() {value = 0 : index} : () -> index
+  %c1 = "scalar.constant"() {value = 1 : index} : () -> index
+  %c3 = "scalar.constant"() {value = 3 : index} : () -> index
+  %m = loops.dim %x, 0 : !loops.buffer<?x?xf32, space="device">
+  %n = loops.dim %x, 1 : !loops.buffer<?x?xf32, space="device">
+  loops.parallel (%t) = (%c0) to (%c3) step (%c1) {
+    %a = "scalar.mul"(%t, %n) : (index, index) -> index
+    %begin = "scalar.floordiv"(%a, %c3) : (index, index) -> index
+    %t1 = "scalar.add"(%t, %c1) : (index, index) -> index
+    %b = "scalar.mul"(%t1, %n) : (index, index) -> index
+    %end = "scalar.floordiv"(%b, %c3) : (index, index) -> index
+    loops.for %i = %c0 to %m step %c1 {
+      loops.for %j = %begin to %end step %c1 {
+        %v = loops.load %x[%i, %j] : !loops.buffer<?x?xf32, space="device">
+        %s = loops.load %c[%j] : !loops.buffer<?xf32, space="device">
+        %r = "scalar.add"(%s, %v) : (f32, f32) -> f32
+        loops.store %r, %c[%j] : !loops.buffer<?xf32, space="device">
+        loops.yield
+      }
+      loops.yield
+    }
+    loops.yield
+  }
+  func.return
+}
+'''
+
+
+def test_column_tiles_give_each_tile_a_block_and_its_columns_to_the_threads():
+    # A loops.parallel over a few pieces of work (the host's column tiles of x.sum(axis=0), here
+    # on device buffers): a block per tile, its threads taking every block_size-th column of the
+    # tile and adding the rows in order.
+    module = module_of(COLUMN_TILES)
     after = mapped(module, "map-to-gpu{block-size=8 max-blocks=2}")
     (launch,) = [k for k in launches(after) if k.get_attr("kernel_name") == "sum"]
     loops = [op for op in launch.walk() if op.name == "loops.for"]
     starts = [op.operands[0].owner.name for op in loops]
     assert starts[:2] == ["gpu.block_id", "gpu.thread_id"] and "gpu.barrier" not in \
         kernel_ops(launch)
-    x = np.random.default_rng(2).uniform(-1, 1, (6, 21)).astype(np.float32)
-    (got,) = same_results(module, after, [x], rtol=0, atol=0)
-    np.testing.assert_allclose(got, np.sqrt(np.abs(x)).sum(axis=0), rtol=1e-6)
+    for rows, cols in [(6, 21), (2, 3), (0, 5)]:
+        x = np.random.default_rng(cols).uniform(-1, 1, (rows, cols)).astype(np.float32)
+        sums = np.zeros(cols, np.float32)
+        _, (_, before_sums) = run_on_copies(module, [x, sums])
+        _, (_, after_sums) = run_on_copies(after, [x, sums])
+        np.testing.assert_array_equal(after_sums, before_sums)
+        np.testing.assert_allclose(after_sums, x.sum(axis=0), rtol=1e-6, atol=1e-6)
 
 
 MIDDLE_AXIS = '''
