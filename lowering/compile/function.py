@@ -495,8 +495,10 @@ class Function:
         """A direct call that returned ``code``: check the arguments as a call of the other
         executors does (a wrong dtype, rank or static size gets its error naming the input),
         then let the executor finish (convert what it could not read, or raise the error)."""
+        from .gpu_arrays import is_device_array
+        # A device array is the GPU executor's to check (dtype and rank, without a copy).
         values = list(args) if self.trust_input else \
-            [check(a) for check, a in zip(self._checks, args)]
+            [a if is_device_array(a) else check(a) for check, a in zip(self._checks, args)]
         values.extend(container.value for container in self._shared)
         return self._execute.recover(values, code, self._argument_names)
 

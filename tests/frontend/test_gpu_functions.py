@@ -109,6 +109,21 @@ def test_device_inputs_are_used_without_a_copy(gpu):
     np.testing.assert_array_equal(f(np.array([1.0, 1.0], "float32")), [3.0, 3.0])
 
 
+def test_a_device_array_beside_an_argument_that_needs_converting(gpu):
+    x = T.vector("x").transfer(None)
+    y = T.vector("y")
+    f = function([x, y], x * y)
+    d = to_gpu(np.array([1.0, 2.0], "float32"))
+    device = device_for("cuda")
+    before = device.counters.snapshot()
+    # ``[3, 4]`` is a list of ints: converted on the way in; ``d`` is used as it is (no copy
+    # to the host and back)
+    np.testing.assert_array_equal(f(d, [3, 4]), [3.0, 8.0])
+    moved = device.counters.since(before)
+    assert moved["to_device"] == 1 and moved["to_host"] == 1  # y in, the result out
+    assert is_device_array(d) and d.get().tolist() == [1.0, 2.0]
+
+
 def test_updates_of_resident_shared_variables_never_leave_the_device(gpu):
     w = shared(np.zeros(3, "float32"), name="w")
     inc = T.vector("inc").transfer(None)
