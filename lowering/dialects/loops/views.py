@@ -238,28 +238,14 @@ def _subview(interp, op, args):
 
 
 # ---------------------------------------------------------------------------------------------
-# reshape_view
+# views with run-time result sizes (reshape_view, broadcast_view)
 
 
-@register_op
-class ReshapeViewOp(ViewOp):
-    """A contiguous buffer seen with another shape of the same number of elements; one index
-    operand per ``?`` of the result."""
-
-    name = "loops.reshape_view"
-    source = operand()
-    sizes = var_operand()
-    result = result()
-
-    @classmethod
-    def build(cls, source: Value, shape, location=None) -> "ReshapeViewOp":
-        """``shape`` entries are ints or index Values."""
-        static, dynamic = split_mixed(shape)
-        t = replace(source.type, shape=tuple(None if d == DYNAMIC else d for d in static))
-        return cls.create(operands=[source, *dynamic], result_types=[t], location=location)
+class _SizedView(ViewOp):
+    """A view of ``source`` whose result sizes are partly run-time ``sizes`` operands; its pretty
+    form is ``loops.<name> %x(%n, ...) : source -> result``."""
 
     def print_pretty(self, printer):
-        """``loops.reshape_view %x(%n) : source -> result``."""
         if not well_formed(self, (), [*self.operands[:1], *self.results]) \
                 or not all_index(self.sizes):
             return False
@@ -277,6 +263,27 @@ class ReshapeViewOp(ViewOp):
         source_type, result_type = parse_view_types(parser)
         return cls.create(operands=[parser.resolve_operand(source_ref, source_type), *sizes],
                           result_types=[result_type], location=parser.op_location)
+
+
+# reshape_view
+
+
+@register_op
+class ReshapeViewOp(_SizedView):
+    """A contiguous buffer seen with another shape of the same number of elements; one index
+    operand per ``?`` of the result."""
+
+    name = "loops.reshape_view"
+    source = operand()
+    sizes = var_operand()
+    result = result()
+
+    @classmethod
+    def build(cls, source: Value, shape, location=None) -> "ReshapeViewOp":
+        """``shape`` entries are ints or index Values."""
+        static, dynamic = split_mixed(shape)
+        t = replace(source.type, shape=tuple(None if d == DYNAMIC else d for d in static))
+        return cls.create(operands=[source, *dynamic], result_types=[t], location=location)
 
     def verify_(self):
         src = buffer_type(self, self.source, "source")
@@ -424,7 +431,7 @@ def broadcast_dims(source: BufferType, result: BufferType) -> list[int]:
 
 
 @register_op
-class BroadcastViewOp(ViewOp):
+class BroadcastViewOp(_SizedView):
     """Stretches size-1 dimensions with stride 0 (NumPy's broadcast_to, rank kept); one index
     operand per dimension that goes from 1 to ``?``."""
 
@@ -454,26 +461,6 @@ class BroadcastViewOp(ViewOp):
                 static.append(int(want))
         t = broadcast_type(src, static)
         return cls.create(operands=[source, *dynamic], result_types=[t], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.broadcast_view %x(%n) : source -> result``."""
-        if not well_formed(self, (), [*self.operands[:1], *self.results]) \
-                or not all_index(self.sizes):
-            return False
-        printer.write(" ")
-        printer.print_operand(self.source)
-        printer.write("(")
-        printer.print_operands(self.sizes)
-        printer.write(")")
-        print_view_types(printer, self.source, self.result)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        source_ref = parser.parse_operand()
-        sizes = parse_index_list(parser)
-        source_type, result_type = parse_view_types(parser)
-        return cls.create(operands=[parser.resolve_operand(source_ref, source_type), *sizes],
-                          result_types=[result_type], location=parser.op_location)
 
     def verify_(self):
         source = buffer_type(self, self.source, "source")
