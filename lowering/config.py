@@ -82,6 +82,25 @@ def _nonnegative_int(value) -> int:
     return number
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _byte_size(value) -> int:
+    """Bytes: an integer, or one with a K, M, G or T suffix (powers of 1024)."""
+    if isinstance(value, bool):
+        raise ConfigError("expected a size in bytes")
+    if isinstance(value, int):
+        number = value
+    else:
+        match = re.fullmatch(r"\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*", str(value), re.IGNORECASE)
+        if match is None:
+            raise ConfigError("expected a size in bytes, e.g. 1073741824, 512M or 2G")
+        number = int(match.group(1)) * _SIZE_UNITS[match.group(2).upper()]
+    if number < 0:
+        raise ConfigError("expected a size >= 0")
+    return number
+
+
 def _float(value) -> float:
     if isinstance(value, bool):
         raise ConfigError("expected a number")
@@ -220,6 +239,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("cache", True, _bool, "keep compiled code in the on-disk cache"),
     Flag("cache_dir", _default_cache_dir(), _cache_dir,
          "directory of the on-disk cache (default: $LOWERING_CACHE_DIR, else ~/.cache/lowering)"),
+    Flag("cache_max_bytes", 1 << 30, _byte_size,
+         "bound on the on-disk cache's size, e.g. 512M or 2G (least recently used entries go "
+         "first; 0: no bound)"),
     Flag("exception_verbosity", "low", _enum("low", "high"), "how much run-time errors print"),
     Flag("traceback.limit", 8, _int, "stack frames kept with each op's creation site"),
     Flag("openmp", True, _bool, "run large loops on all cores"),

@@ -4,8 +4,8 @@
 a :class:`CompiledModule`: the loaded code (``JitLibrary``), its entry point and signature, and
 the error table that turns the entry's codes into messages.
 
-The disk cache (``cache.DiskCache``; flags ``cache`` and ``cache_dir``) holds the object code
-with, as metadata, the signature and the error table. Its key is the module's text with
+The disk cache (``cache.DiskCache``; flags ``cache``, ``cache_dir`` and ``cache_max_bytes``) holds
+the object code with, as metadata, the signature and the error table. Its key is the module's text with
 locations (they are in the error messages), the target (triple, CPU, features, llvmlite), the
 backend's options (threads, the BLAS) and the compiler's version: the package version and a
 fingerprint of every source file of ``lowering`` (path, size and modification time), since
@@ -26,7 +26,6 @@ True
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import threading
 import time
@@ -38,7 +37,7 @@ import numpy as np
 
 from lowering.ir.core import Operation
 
-from .cache import DiskCache
+from .cache import DiskCache, compiler_fingerprint, open_disk_cache
 
 
 @dataclass(frozen=True)
@@ -73,27 +72,6 @@ def _available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-
-
-@functools.cache
-def compiler_fingerprint() -> str:
-    """The compiler's version for cache keys: the package version and the path, size and
-    modification time of each of its source files (a changed file means new code).
-
-    >>> len(compiler_fingerprint())
-    16
-    """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's folder
-    digest = hashlib.sha256()  # the files themselves stand for the version
-    prefix = len(root) + 1
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(names):
-            if name.endswith(".py"):
-                path = f"{folder}/{name}"
-                info = os.stat(path)
-                digest.update(f"{path[prefix:]}|{info.st_size}|{info.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def lower_to_loops(module: Operation, options: CpuOptions | None = None,
@@ -197,10 +175,13 @@ def _signature_from_meta(meta: dict) -> EntrySignature:
 
 
 def open_cache() -> DiskCache | None:
-    """The disk cache the flags ask for (None with ``cache=False``); an unsafe directory raises
-    ``CacheDirectoryError``."""
+    """The disk cache the flags ask for (``cache_dir``, bounded by ``cache_max_bytes``), or None:
+    with ``cache=False``, or (after a ``CacheWarning``) when the directory is unsafe or cannot
+    be made, and then compiled code stays in memory."""
     from lowering.config import config
-    return DiskCache(config.cache_dir) if config.cache else None
+    if not config.cache:
+        return None
+    return open_disk_cache(config.cache_dir, config.cache_max_bytes)
 
 
 _loaded: "weakref.WeakValueDictionary[str, CompiledModule]" = weakref.WeakValueDictionary()
