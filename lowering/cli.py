@@ -6,6 +6,8 @@ In the spirit of ``mlir-opt`` and ``xdsl-opt``::
     lowering-opt examples/logreg.py:train -p fuse --emit ir
     lowering-opt examples/logreg.py:train --target cuda --emit ptx
     lowering-opt tests.mlir --split-input-file --verify-diagnostics
+    lowering-opt --cache-info
+    lowering-opt --cache-clear
 
 Input is a file, ``-`` or nothing for standard input, or ``file.py:name``: the Python file is run
 (not as ``__main__``) and its module-level object ``name`` gives the IR through its
@@ -27,6 +29,7 @@ for the interpreted device) and makes ``--emit llvm``/``asm`` give the kernels' 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import runpy
@@ -157,6 +160,10 @@ def _argument_parser() -> argparse.ArgumentParser:
                    help="when a pass fails, write its input IR and pipeline to FILE")
     p.add_argument("--run-reproducer", action="store_true",
                    help="take the pipeline from the input's '// configuration:' line")
+    p.add_argument("--cache-info", action="store_true",
+                   help="print the compile cache's location, entries, size and bound")
+    p.add_argument("--cache-clear", action="store_true",
+                   help="remove every entry of the compile cache")
     return p
 
 
@@ -238,6 +245,8 @@ def _run(argv: list[str]) -> int:
     if args.list_passes:
         print(list_passes())
         return 0
+    if args.cache_info or args.cache_clear:
+        return _cache_command(clear=args.cache_clear, info=args.cache_info)
     match = _PYTHON_INPUT.match(args.input)
     if match is None and args.input.endswith(".py"):
         raise UsageError(f"'{args.input}': name the object that gives the IR, as "
@@ -259,6 +268,35 @@ def _run(argv: list[str]) -> int:
     if timing is not None:
         print(timing.report(), file=sys.stderr)
     return 0 if ok else 1
+
+
+def _cache_command(clear: bool, info: bool) -> int:
+    """``--cache-clear`` then ``--cache-info``, on the directory of the ``cache_dir`` flag (opened
+    and checked as compiling does, so a clear removes nothing outside it)."""
+    from lowering.compile.cache import CacheDirectoryError, DiskCache, format_bytes
+    from lowering.config import config
+    bound = config.cache_max_bytes
+    try:
+        cache = DiskCache(config.cache_dir, bound, create=False)
+    except FileNotFoundError:
+        cache = None
+    except CacheDirectoryError as exc:
+        print(f"lowering-opt: error: {exc}", file=sys.stderr)
+        return 1
+    with cache if cache is not None else contextlib.nullcontext():
+        if clear and cache is not None:
+            print(f"removed {cache.clear()} entries from {cache.directory}")
+        if info:
+            entries, size = cache.usage() if cache is not None else (0, 0)
+            print(f"location: {os.path.abspath(config.cache_dir)}"
+                  + ("" if cache is not None else " (does not exist yet)"))
+            print(f"entries:  {entries}")
+            print(f"size:     {format_bytes(size)} ({size} bytes)")
+            print("bound:    " + (f"{format_bytes(bound)} ({bound} bytes, flag cache_max_bytes)"
+                                   if bound else "none (flag cache_max_bytes=0)"))
+            if not config.cache:
+                print("(the cache flag is off: compiling neither reads nor writes it)")
+    return 0
 
 
 def _read_input(path: str) -> str:
