@@ -90,19 +90,7 @@ def test_a_symlink_flipped_after_opening_is_not_followed(tmp_path):
 
 
 @needs_chown
-def test_a_symlink_another_user_owns_is_refused_and_function_still_works(tmp_path):
-    mine = _private_dir(tmp_path / "mine")
-    link = tmp_path / "cache"
-    link.symlink_to(mine)
-    os.lchown(link, OTHER_UID, OTHER_UID)  # they can point it anywhere
-    with config.change_flags(cache_dir=str(link)):
-        with pytest.warns(CacheWarning, match="symlink of uid 12345"):
-            f = _build(41.5)
-        np.testing.assert_array_equal(f(np.array([4.0, 16.0])), [43.5, 45.5])
-    assert _entries(mine) == []
-
-
-def test_a_symlink_we_own_to_our_own_directory_is_followed(tmp_path):
+def test_a_symlink_is_followed_only_if_root_or_we_own_it(tmp_path):
     mine = _private_dir(tmp_path / "mine")
     link = tmp_path / "cache"
     link.symlink_to("mine")  # relative, like most links in a home directory
@@ -111,16 +99,14 @@ def test_a_symlink_we_own_to_our_own_directory_is_followed(tmp_path):
             warnings.simplefilter("error", CacheWarning)
             f = _build(42.5)
         np.testing.assert_array_equal(f(np.array([9.0])), [45.5])
-    assert _entries(mine)
-
-
-@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
-def test_a_cache_directory_others_can_write_is_refused(tmp_path, mode):
-    directory = tmp_path / "c"
-    directory.mkdir()
-    os.chmod(directory, mode)
-    with pytest.raises(CacheDirectoryError, match="writable by other users"):
-        DiskCache(str(directory))
+    stored = _entries(mine)
+    assert stored  # the optimized graph, the object code, ...
+    os.lchown(link, OTHER_UID, OTHER_UID)  # now they can point it anywhere
+    with config.change_flags(cache_dir=str(link)):
+        with pytest.warns(CacheWarning, match="symlink of uid 12345"):
+            g = _build(41.5)
+        np.testing.assert_array_equal(g(np.array([4.0, 16.0])), [43.5, 45.5])
+    assert _entries(mine) == stored
 
 
 @pytest.mark.parametrize("mode", [0o770, 0o757])
@@ -143,21 +129,15 @@ def test_a_parent_others_can_write_is_refused_and_function_still_works(tmp_path,
     assert not directory.exists()
 
 
-def test_a_sticky_parent_of_ours_is_accepted_like_tmp(tmp_path):
+@needs_chown
+def test_a_sticky_parent_is_accepted_only_if_root_or_we_own_it(tmp_path):
     parent = tmp_path / "sticky"
     parent.mkdir()
-    os.chmod(parent, 0o1777)
+    os.chmod(parent, 0o1777)  # as /tmp
     cache = DiskCache(str(parent / "cache"))
     key = cache.key("g", "t")
     assert cache.store(key, b"code", {})
     assert cache.load(key) == (b"code", {})
-
-
-@needs_chown
-def test_a_sticky_parent_of_another_user_is_refused(tmp_path):
-    parent = tmp_path / "sticky"
-    parent.mkdir()
-    os.chmod(parent, 0o1777)
     os.chown(parent, OTHER_UID, OTHER_UID)
     with pytest.raises(CacheDirectoryError, match=f"belongs to uid {OTHER_UID}"):
         DiskCache(str(parent / "cache"))
@@ -296,7 +276,7 @@ def test_a_full_disk_warns_once_and_the_functions_work(tmp_path, monkeypatch):
 
 def _read_only_file_system(monkeypatch):
     """Creating anything fails as on a read-only mount (chmod would not stop root)."""
-    real_open, real_mkdir = os.open, os.mkdir
+    real_open = os.open
 
     def refuse(*args, **kwargs):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
@@ -307,7 +287,6 @@ def _read_only_file_system(monkeypatch):
         return real_open(path, flags, *args, **kwargs)
     monkeypatch.setattr(os, "open", open_without_creating)
     monkeypatch.setattr(os, "mkdir", refuse)
-    assert real_mkdir is not None
 
 
 def test_a_read_only_cache_still_loads_and_warns_once_for_new_code(tmp_path, monkeypatch):
