@@ -5,8 +5,8 @@ a :class:`CompiledModule`: the loaded code (``JitLibrary``), its entry point and
 the error table that turns the entry's codes into messages.
 
 The disk cache (``cache.DiskCache``; flags ``cache``, ``cache_dir`` and ``cache_max_bytes``) holds
-the object code with, as metadata, the signature and the error table. Its key is the module's text with
-locations (they are in the error messages), the target (triple, CPU, features, llvmlite), the
+the object code with, as metadata, the signature and the error table. Its key is the module's text
+with locations (they are in the error messages), the target (triple, CPU, features, llvmlite), the
 backend's options (threads, the BLAS) and the compiler's version: the package version and a
 fingerprint of every source file of ``lowering`` (path, size and modification time), since
 everything from ``bufferize`` to LLVM shapes the code. Everything after the optimized module is
