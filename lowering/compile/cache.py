@@ -240,7 +240,18 @@ def _warn_once(directory: str, kind: str, message: str) -> None:
 
 def open_disk_cache(directory: str, max_bytes: int | None = None) -> "DiskCache | None":
     """``DiskCache(directory, max_bytes)``, or None (after a ``CacheWarning``, once per
-    directory) when the directory is unsafe or cannot be made."""
+    directory) when the directory is unsafe or cannot be made.
+
+    >>> import tempfile, warnings
+    >>> shared = tempfile.mkdtemp()
+    >>> os.chmod(shared, 0o777)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     print(open_disk_cache(shared), open_disk_cache(shared))
+    None None
+    >>> [w.category.__name__ for w in caught]
+    ['CacheWarning']
+    """
     try:
         return DiskCache(directory, max_bytes)
     except (CacheDirectoryError, FileNotFoundError) as exc:
