@@ -190,12 +190,25 @@ class Flag:
     doc: str
 
 
-def _default_cache_dir() -> str:
-    """``$LOWERING_CACHE_DIR``, else ``$XDG_CACHE_HOME/lowering``, else ``~/.cache/lowering``."""
-    if os.environ.get("LOWERING_CACHE_DIR"):
-        return os.path.expanduser(os.environ["LOWERING_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+def default_cache_dir(environ=None) -> str:
+    """``$LOWERING_CACHE_DIR``, else ``$XDG_CACHE_HOME/lowering``, else ``~/.cache/lowering``.
+
+    >>> default_cache_dir({"LOWERING_CACHE_DIR": "/srv/cache"})
+    '/srv/cache'
+    """
+    environ = os.environ if environ is None else environ
+    if environ.get("LOWERING_CACHE_DIR"):
+        return os.path.expanduser(environ["LOWERING_CACHE_DIR"])
+    base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "lowering")
+
+
+class FromEnviron:
+    """A flag default computed from the environment the flags are read from (so a ``Config``
+    built from a given mapping does not see the process's variables)."""
+
+    def __init__(self, compute: Callable[[Any], Any]):
+        self.compute = compute
 
 
 # Mode names function() knows or may know (it says which of them this installation has).
@@ -237,7 +250,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("warn_float64", "ignore", _enum("ignore", "warn", "raise", "pdb"),
          "what to do when a float64 variable is created"),
     Flag("cache", True, _bool, "keep compiled code in the on-disk cache"),
-    Flag("cache_dir", _default_cache_dir(), _cache_dir,
+    Flag("cache_dir", FromEnviron(default_cache_dir), _cache_dir,
          "directory of the on-disk cache (default: $LOWERING_CACHE_DIR, else ~/.cache/lowering)"),
     Flag("cache_max_bytes", 1 << 30, _byte_size,
          "bound on the on-disk cache's size, e.g. 512M or 2G (least recently used entries go "
@@ -287,9 +300,11 @@ class Config:
 
     def __init__(self, flags=FLAGS, environ=None):
         object.__setattr__(self, "_flags", {f.name: f for f in flags})
-        object.__setattr__(self, "_values", {f.name: f.default for f in flags})
-        object.__setattr__(self, "_sections", {f.name.split(".")[0] for f in flags if "." in f.name})
         environ = os.environ if environ is None else environ
+        object.__setattr__(self, "_values", {
+            f.name: f.default.compute(environ) if isinstance(f.default, FromEnviron) else f.default
+            for f in flags})
+        object.__setattr__(self, "_sections", {f.name.split(".")[0] for f in flags if "." in f.name})
         for var in ("THEANO_FLAGS", "LOWERING_FLAGS"):
             for name, value in parse_flags_string(environ.get(var, ""), var):
                 self._set(name, value, origin=var)

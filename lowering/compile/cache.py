@@ -56,6 +56,8 @@ import weakref
 
 import numpy
 
+from ..config import default_cache_dir
+
 _MAGIC = b"LOWERING-CACHE-2\n"
 _VERSION = "lowering-0.1.0"
 _ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.bin")
@@ -76,15 +78,6 @@ class CacheDirectoryError(OSError):
 
 class CacheWarning(UserWarning):
     """The disk cache is not used (unsafe or cannot be written); compiled code stays in memory."""
-
-
-def default_cache_dir() -> str:
-    """``$LOWERING_CACHE_DIR``, else ``$XDG_CACHE_HOME/lowering``, else ``~/.cache/lowering``."""
-    env = os.environ.get("LOWERING_CACHE_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "lowering")
 
 
 @functools.cache
