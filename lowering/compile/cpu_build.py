@@ -39,6 +39,7 @@ import numpy as np
 from lowering.ir.core import Operation
 
 from .cache import DiskCache
+from .shared_storage import lock_rank
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ class CompiledModule:
     error_kinds: dict[int, str]
     from_disk: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # (rank, lock) serializing calls of code that keeps a workspace between calls
+    call_lock: tuple = field(default_factory=lambda: (lock_rank(), threading.RLock()))
 
     @property
     def entry_address(self) -> int:

@@ -82,7 +82,10 @@ class CpuExecutor:
             call = CtypesCall(address, signature.inputs, signature.outputs, keep)
             self.call_path = "ctypes"
         self.raw_call = call
-        _release_workspace_at_exit(self, self.compiled)
+        # Code keeping its temporaries in a workspace between calls (allow_gc=False) runs one
+        # call at a time, whichever Function calls it; other code is reentrant.
+        has_workspace = _release_workspace_at_exit(self, self.compiled)
+        self.call_lock = self.compiled.call_lock if has_workspace else None
 
     @property
     def signature(self):
@@ -136,9 +139,9 @@ class CpuExecutor:
                              f"the arguments had shapes {shapes}" if shapes else "")
 
 
-def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> None:
+def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> bool:
     """Code compiled with ``allow_gc=False`` keeps its temporaries in a workspace: free it when
-    ``executor`` goes (the finalizer keeps the code loaded until then)."""
+    ``executor`` goes (the finalizer keeps the code loaded until then). Whether it has one."""
     import ctypes
     import weakref
 
@@ -147,9 +150,10 @@ def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) 
     try:
         address = compiled.library.address(name)
     except KeyError:
-        return  # no workspace
+        return False  # no workspace
     release = ctypes.CFUNCTYPE(ctypes.c_int32)(address)
     weakref.finalize(executor, _call_release, release, compiled.library)
+    return True
 
 
 def _call_release(release, library) -> None:

@@ -14,6 +14,8 @@ array([1., 2.])
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import warnings
 
@@ -32,7 +34,7 @@ from .pass_check import CheckingExecutor, SnapshotPasses
 from .graph_cache import optimize_with_cache
 from .gpu_placement import gpu_device_flag, mark_placement
 from .pipeline import Mode, choose_executor, get_mode, stage_producer
-from .shared_storage import SharedContainer, shared_container
+from .shared_storage import SharedContainer, lock_rank, shared_container
 from .values import filter_value
 
 __all__ = ["function", "Function", "FunctionMaker", "MissingInputError", "UnusedInputError"]
@@ -363,6 +365,7 @@ class Function:
         self._prepare_calls(built, func, inputs, outputs, single, states or {},
                             allow_input_downcast, floatx)
         self._prepare_writes_in_place(func, getattr(self._execute, "updated_in_place", ()))
+        self._prepare_locks()
 
     def _prepare_writes_in_place(self, func, updated):
         """What a call does for arguments the compiled code writes into: shared variables
@@ -379,6 +382,22 @@ class Function:
             [(int(i), np.dtype(dtypes[int(i)])) for i in mutable.value]
         self._checked_shared = None  # the shared arrays last found not to overlap
 
+    def _prepare_locks(self) -> None:
+        """The locks a call holds, in their global order (see ``shared_storage.lock_rank``):
+        those of the shared variables it reads or updates, so that calls touching one variable
+        (of this function or another) run one after the other, and the executor's when its
+        calls may not overlap (code keeping a workspace between calls; an executor that does
+        not say it is reentrant gets a lock of its own). Usually one lock, or none for a
+        function without state on a reentrant executor (its calls then run in parallel)."""
+        ranked = {id(c): (c.lock_rank, c.lock) for c in (*self._shared, *self._targets,
+                                                          *self._states)}
+        executor_lock = getattr(self._execute, "call_lock", _OWN_LOCK)
+        if executor_lock is _OWN_LOCK:
+            executor_lock = (lock_rank(), threading.RLock())
+        if executor_lock is not None:
+            ranked[id(executor_lock)] = executor_lock
+        self._locks = tuple(lock for _, lock in sorted(ranked.values(), key=lambda p: p[0]))
+
     def _pass_instrumentations(self) -> list:
         """Instrumentations of the optimization passes (a profiled function times them)."""
         return []
@@ -390,6 +409,7 @@ class Function:
         self._num_inputs = len(inputs)
         self._single = single
         self._num_outputs = len(outputs)
+        self._states = list(states.values())
         self._shared = list(built.shared)
         self._targets = list(built.update_targets)
         self._input_names = {s.name: i for i, s in enumerate(inputs) if s.name}
@@ -420,6 +440,18 @@ class Function:
     # -- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        locks = self._locks
+        if len(locks) == 1:  # the usual case: one shared variable, or code with a workspace
+            with locks[0]:
+                return self._call(args, kwargs)
+        if not locks:
+            return self._call(args, kwargs)
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
         if kwargs or len(args) != self._num_inputs:
             args = self._bind(args, kwargs)
         direct = self._direct
@@ -573,6 +605,7 @@ class Function:
 
 
 _MISSING = object()
+_OWN_LOCK = object()  # an executor without ``call_lock``: calls of the function get a lock
 
 
 def _patterns_by_op(func, patterns) -> dict:
