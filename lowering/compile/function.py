@@ -341,6 +341,9 @@ class Function:
         self.name = name
         self.mode = mode
         self.trust_input = trust_input
+        # What ``pickle`` keeps to build the function again (see ``__reduce__``).
+        self._recipe = dict(executor=executor[0], single=single,
+                            allow_input_downcast=allow_input_downcast, floatx=floatx)
         self._tensor_module = built.module.clone()
         snapshots = SnapshotPasses() if mode.check_passes else None
         # From the disk cache when this module went through these optimizations before.
@@ -571,6 +574,33 @@ class Function:
                 values[pos] = default.value if isinstance(default, SharedContainer) else default
         return values
 
+    # -- pickling -----------------------------------------------------------------------------
+
+    def __reduce__(self):
+        """A function pickles as its tensor-level module (text, with the user's locations), its
+        inputs' and outputs' options and its shared variables' containers; unpickling builds it
+        again (through the disk cache). Functions pickled together keep sharing the containers
+        they shared. A profiled function comes back unprofiled.
+
+        >>> import pickle
+        >>> from lowering.ir.core import Block
+        >>> from lowering.ir.types import F64, TensorType
+        >>> x = Block([TensorType((None,), F64)]).args[0]; x.name_hint = "x"
+        >>> pickle.loads(pickle.dumps(function([x], x, mode="INTERP")))([3])
+        array([3.])
+        """
+        from lowering.ir.printer import print_op
+        inputs = [dict(name=spec.name, value=spec.value, mutable=spec.mutable,
+                       strict=spec.strict, allow_downcast=spec.allow_downcast)
+                  for spec in self.maker.inputs]
+        states = {pos: default for pos, default in enumerate(self._defaults)
+                  if isinstance(default, SharedContainer)}
+        return _restore_function, (dict(
+            self._recipe, module=print_op(self._tensor_module, print_locations=True),
+            name=self.name, mode=self.mode, trust_input=self.trust_input, inputs=inputs,
+            borrow=[o.borrow for o in self.maker.outputs], shared=self._shared,
+            targets=self._targets, states=states),)
+
     # -- looking inside ----------------------------------------------------------------------
 
     def ir(self, stage: str = "tensor", locations: bool = False) -> str:
@@ -602,6 +632,27 @@ class Function:
 
     def __repr__(self):
         return f"<Function {self.name} ({self.mode.name} on {self.executor_name})>"
+
+
+def _restore_function(recipe: dict) -> Function:
+    """The function ``Function.__reduce__`` described, built again."""
+    import lowering.dialects  # noqa: F401  (registers the ops the parser reads)
+    from lowering.ir.parser import parse_module
+    from .pipeline import EXECUTORS
+    module = parse_module(recipe["module"])
+    func = module.regions[0].block.first_op
+    args = func.regions[0].block.args
+    inputs = [In(args[pos], **options) for pos, options in enumerate(recipe["inputs"])]
+    outputs = [Out(v, borrow=b) for v, b in zip(func.regions[0].block.last_op.operands,
+                                                recipe["borrow"])]
+    built = BuiltModule(module, func, len(inputs), list(recipe["shared"]),
+                        list(recipe["targets"]), len(outputs))
+    name = recipe["executor"]
+    executor = (name, EXECUTORS[name]) if name in EXECUTORS else choose_executor(recipe["mode"])
+    return Function(built, inputs, outputs, recipe["single"], recipe["mode"], executor,
+                    recipe["name"], recipe["states"], trust_input=recipe["trust_input"],
+                    allow_input_downcast=recipe["allow_input_downcast"],
+                    floatx=recipe["floatx"])
 
 
 _MISSING = object()
