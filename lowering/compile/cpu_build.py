@@ -31,6 +31,7 @@ import os
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -240,14 +241,37 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     return compiled
 
 
+# Object code compiled in this process, most recent last, up to ``_RECENT_BYTES``: building a
+# function again (without the disk cache, or after it was evicted) loads it instead of running
+# LLVM, whose optimization pipeline keeps ~50-200 KiB of every run allocated for good.
+_recent: "OrderedDict[str, tuple[bytes, dict]]" = OrderedDict()
+_RECENT_BYTES = 32 << 20
+
+
+def _remember(key: str, obj: bytes, meta: dict) -> None:
+    _recent[key] = (obj, meta)
+    _recent.move_to_end(key)
+    total = sum(len(o) for o, _ in _recent.values())
+    while total > _RECENT_BYTES and len(_recent) > 1:
+        _, (dropped, _) = _recent.popitem(last=False)
+        total -= len(dropped)
+
+
 def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options: CpuOptions,
                    timings: dict) -> CompiledModule:
+    entry = _recent.get(key)
+    if entry is not None:
+        loaded = _load(*entry, timings)
+        if loaded is not None:
+            _recent.move_to_end(key)
+            return CompiledModule(key, *loaded, from_disk=False, timings=timings)
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
         loaded = _load(*entry, timings)
         if loaded is not None:
             return CompiledModule(key, *loaded, from_disk=True, timings=timings)
     obj, meta = _build(module, options, timings)
+    _remember(key, obj, meta)
     if cache is not None:
         cache.store(key, obj, meta)
     loaded = _load(obj, meta, timings)
