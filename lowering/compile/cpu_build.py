@@ -232,6 +232,7 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     timings = {"key": time.perf_counter() - start}
     if options.num_threads > 1:
         _install_thread_pool()
+    _install_interrupts()
     with _loading:
         found = _loaded.get(key)
         if found is not None:
@@ -286,6 +287,15 @@ def _install_thread_pool() -> None:
     from lowering.llvm.thread_pool import POOL_FUNCTION, install_thread_pool
     install_thread_pool(load_llvm)
     _registered.add(POOL_FUNCTION)
+
+
+def _install_interrupts() -> None:
+    """Load the SIGINT counter compiled loops poll (``lowering.llvm.interrupts``) through the
+    disk cache, before compiled code needs its symbol."""
+    from lowering.llvm.interrupts import INTERRUPTS_FUNCTION, install_interrupts, use_loader
+    use_loader(load_llvm)
+    install_interrupts(load_llvm)
+    _registered.add(INTERRUPTS_FUNCTION)
 
 
 def _load(obj: bytes, meta: dict, timings: dict):

@@ -38,6 +38,7 @@ from .cpu_ctypes_call import CtypesCall
 from .cpu_native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeCallUnavailable,
                               native_form)
 from .pipeline import register_executor, register_stage
+from lowering.llvm.interrupts import INTERRUPT_CODE, watch_sigint
 
 __all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
            "emit_asm"]
@@ -82,6 +83,7 @@ class CpuExecutor:
             call = CtypesCall(address, signature.inputs, signature.outputs, keep)
             self.call_path = "ctypes"
         self.raw_call = call
+        watch_sigint()  # Ctrl-C stops long loops (lowering.llvm.interrupts)
         # Code keeping its temporaries in a workspace between calls (allow_gc=False) runs one
         # call at a time, whichever Function calls it; other code is reentrant.
         has_workspace = _release_workspace_at_exit(self, self.compiled)
@@ -124,6 +126,15 @@ class CpuExecutor:
         not read and call again, or raise the error the code stands for (its message then ends
         with the arguments' shapes, labelled with ``names`` where given)."""
         names = list(names or [f"#{i}" for i in range(len(values))])
+        while code == INTERRUPT_CODE:
+            # Stopped by Ctrl-C before writing anything: Python's handler raises
+            # KeyboardInterrupt here. Where it does not (another thread than the main one, a
+            # handler that returns), the call is simply made again.
+            _run_signal_handlers()
+            result = self.raw_call(*values)
+            if type(result) is list:
+                return result
+            code = result
         if code >= NORMALIZE_CODE and code != ARGCOUNT_CODE:
             values = [native_form(v, dtype, rank, f"argument {name}")
                       for v, name, (dtype, rank) in zip(values, names, self.signature.inputs)]
@@ -137,6 +148,12 @@ class CpuExecutor:
         shapes = ", ".join(f"{name} {np.shape(v)}" for name, v in zip(names, values))
         raise compiled_error(code, self.compiled.errors, self.compiled.error_kinds,
                              f"the arguments had shapes {shapes}" if shapes else "")
+
+
+def _run_signal_handlers() -> None:
+    """Python's handlers of the signals that arrived (``KeyboardInterrupt`` from SIGINT's)."""
+    import ctypes
+    ctypes.pythonapi.PyErr_CheckSignals()  # (ctypes raises the exception a handler set)
 
 
 def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> bool:
