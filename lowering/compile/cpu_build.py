@@ -260,17 +260,19 @@ def _remember(key: str, obj: bytes, meta: dict) -> None:
 
 def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options: CpuOptions,
                    timings: dict) -> CompiledModule:
-    entry = _recent.get(key)
-    if entry is not None:
-        loaded = _load(*entry, timings)
-        if loaded is not None:
-            _recent.move_to_end(key)
-            return CompiledModule(key, *loaded, from_disk=False, timings=timings)
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
         loaded = _load(*entry, timings)
         if loaded is not None:
             return CompiledModule(key, *loaded, from_disk=True, timings=timings)
+    entry = _recent.get(key)
+    if entry is not None:
+        loaded = _load(*entry, timings)
+        if loaded is not None:
+            _recent.move_to_end(key)
+            if cache is not None:
+                cache.store(key, *entry)  # (the disk's entry was missing or damaged)
+            return CompiledModule(key, *loaded, from_disk=False, timings=timings)
     obj, meta = _build(module, options, timings)
     _remember(key, obj, meta)
     if cache is not None:
