@@ -30,6 +30,7 @@ import os
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -38,6 +39,7 @@ import numpy as np
 from lowering.ir.core import Operation
 
 from .cache import DiskCache, compiler_fingerprint, open_disk_cache
+from .shared_storage import lock_rank
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,8 @@ class CompiledModule:
     error_kinds: dict[int, str]
     from_disk: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    # (rank, lock) serializing calls of code that keeps a workspace between calls
+    call_lock: tuple = field(default_factory=lambda: (lock_rank(), threading.RLock()))
 
     @property
     def entry_address(self) -> int:
@@ -209,6 +213,7 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     timings = {"key": time.perf_counter() - start}
     if options.num_threads > 1:
         _install_thread_pool()
+    _install_interrupts()
     with _loading:
         found = _loaded.get(key)
         if found is not None:
@@ -218,6 +223,22 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     return compiled
 
 
+# Object code compiled in this process, most recent last, up to ``_RECENT_BYTES``: building a
+# function again (without the disk cache, or after it was evicted) loads it instead of running
+# LLVM, whose optimization pipeline keeps ~50-200 KiB of every run allocated for good.
+_recent: "OrderedDict[str, tuple[bytes, dict]]" = OrderedDict()
+_RECENT_BYTES = 32 << 20
+
+
+def _remember(key: str, obj: bytes, meta: dict) -> None:
+    _recent[key] = (obj, meta)
+    _recent.move_to_end(key)
+    total = sum(len(o) for o, _ in _recent.values())
+    while total > _RECENT_BYTES and len(_recent) > 1:
+        _, (dropped, _) = _recent.popitem(last=False)
+        total -= len(dropped)
+
+
 def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options: CpuOptions,
                    timings: dict) -> CompiledModule:
     entry = cache.load(key) if cache is not None else None
@@ -225,7 +246,16 @@ def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options
         loaded = _load(*entry, timings)
         if loaded is not None:
             return CompiledModule(key, *loaded, from_disk=True, timings=timings)
+    entry = _recent.get(key)
+    if entry is not None:
+        loaded = _load(*entry, timings)
+        if loaded is not None:
+            _recent.move_to_end(key)
+            if cache is not None:
+                cache.store(key, *entry)  # (the disk's entry was missing or damaged)
+            return CompiledModule(key, *loaded, from_disk=False, timings=timings)
     obj, meta = _build(module, options, timings)
+    _remember(key, obj, meta)
     if cache is not None:
         cache.store(key, obj, meta)
     loaded = _load(obj, meta, timings)
@@ -240,6 +270,15 @@ def _install_thread_pool() -> None:
     from lowering.llvm.thread_pool import POOL_FUNCTION, install_thread_pool
     install_thread_pool(load_llvm)
     _registered.add(POOL_FUNCTION)
+
+
+def _install_interrupts() -> None:
+    """Load the SIGINT counter compiled loops poll (``lowering.llvm.interrupts``) through the
+    disk cache, before compiled code needs its symbol."""
+    from lowering.llvm.interrupts import INTERRUPTS_FUNCTION, install_interrupts, use_loader
+    use_loader(load_llvm)
+    install_interrupts(load_llvm)
+    _registered.add(INTERRUPTS_FUNCTION)
 
 
 def _load(obj: bytes, meta: dict, timings: dict):

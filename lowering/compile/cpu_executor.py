@@ -38,6 +38,7 @@ from .cpu_ctypes_call import CtypesCall
 from .cpu_native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeCallUnavailable,
                               native_form)
 from .pipeline import register_executor, register_stage
+from lowering.llvm.interrupts import INTERRUPT_CODE, watch_sigint
 
 __all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
            "emit_asm"]
@@ -82,7 +83,11 @@ class CpuExecutor:
             call = CtypesCall(address, signature.inputs, signature.outputs, keep)
             self.call_path = "ctypes"
         self.raw_call = call
-        _release_workspace_at_exit(self, self.compiled)
+        watch_sigint()  # Ctrl-C stops long loops (lowering.llvm.interrupts)
+        # Code keeping its temporaries in a workspace between calls (allow_gc=False) runs one
+        # call at a time, whichever Function calls it; other code is reentrant.
+        has_workspace = _release_workspace_at_exit(self, self.compiled)
+        self.call_lock = self.compiled.call_lock if has_workspace else None
 
     @property
     def signature(self):
@@ -121,6 +126,15 @@ class CpuExecutor:
         not read and call again, or raise the error the code stands for (its message then ends
         with the arguments' shapes, labelled with ``names`` where given)."""
         names = list(names or [f"#{i}" for i in range(len(values))])
+        while code == INTERRUPT_CODE:
+            # Stopped by Ctrl-C before writing anything: Python's handler raises
+            # KeyboardInterrupt here. Where it does not (another thread than the main one, a
+            # handler that returns), the call is simply made again.
+            _run_signal_handlers()
+            result = self.raw_call(*values)
+            if type(result) is list:
+                return result
+            code = result
         if code >= NORMALIZE_CODE and code != ARGCOUNT_CODE:
             values = [native_form(v, dtype, rank, f"argument {name}")
                       for v, name, (dtype, rank) in zip(values, names, self.signature.inputs)]
@@ -136,9 +150,15 @@ class CpuExecutor:
                              f"the arguments had shapes {shapes}" if shapes else "")
 
 
-def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> None:
+def _run_signal_handlers() -> None:
+    """Python's handlers of the signals that arrived (``KeyboardInterrupt`` from SIGINT's)."""
+    import ctypes
+    ctypes.pythonapi.PyErr_CheckSignals()  # (ctypes raises the exception a handler set)
+
+
+def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) -> bool:
     """Code compiled with ``allow_gc=False`` keeps its temporaries in a workspace: free it when
-    ``executor`` goes (the finalizer keeps the code loaded until then)."""
+    ``executor`` goes (the finalizer keeps the code loaded until then). Whether it has one."""
     import ctypes
     import weakref
 
@@ -147,9 +167,10 @@ def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) 
     try:
         address = compiled.library.address(name)
     except KeyError:
-        return  # no workspace
+        return False  # no workspace
     release = ctypes.CFUNCTYPE(ctypes.c_int32)(address)
     weakref.finalize(executor, _call_release, release, compiled.library)
+    return True
 
 
 def _call_release(release, library) -> None:

@@ -14,6 +14,8 @@ array([1., 2.])
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import warnings
 
@@ -32,7 +34,7 @@ from .pass_check import CheckingExecutor, SnapshotPasses
 from .graph_cache import optimize_with_cache
 from .gpu_placement import gpu_device_flag, mark_placement
 from .pipeline import Mode, choose_executor, get_mode, stage_producer
-from .shared_storage import SharedContainer, shared_container
+from .shared_storage import SharedContainer, lock_rank, shared_container
 from .values import filter_value
 
 __all__ = ["function", "Function", "FunctionMaker", "MissingInputError", "UnusedInputError"]
@@ -339,6 +341,9 @@ class Function:
         self.name = name
         self.mode = mode
         self.trust_input = trust_input
+        # What ``pickle`` keeps to build the function again (see ``__reduce__``).
+        self._recipe = dict(executor=executor[0], single=single,
+                            allow_input_downcast=allow_input_downcast, floatx=floatx)
         self._tensor_module = built.module.clone()
         snapshots = SnapshotPasses() if mode.check_passes else None
         # From the disk cache when this module went through these optimizations before.
@@ -363,6 +368,7 @@ class Function:
         self._prepare_calls(built, func, inputs, outputs, single, states or {},
                             allow_input_downcast, floatx)
         self._prepare_writes_in_place(func, getattr(self._execute, "updated_in_place", ()))
+        self._prepare_locks()
 
     def _prepare_writes_in_place(self, func, updated):
         """What a call does for arguments the compiled code writes into: shared variables
@@ -379,6 +385,22 @@ class Function:
             [(int(i), np.dtype(dtypes[int(i)])) for i in mutable.value]
         self._checked_shared = None  # the shared arrays last found not to overlap
 
+    def _prepare_locks(self) -> None:
+        """The locks a call holds, in their global order (see ``shared_storage.lock_rank``):
+        those of the shared variables it reads or updates, so that calls touching one variable
+        (of this function or another) run one after the other, and the executor's when its
+        calls may not overlap (code keeping a workspace between calls; an executor that does
+        not say it is reentrant gets a lock of its own). Usually one lock, or none for a
+        function without state on a reentrant executor (its calls then run in parallel)."""
+        ranked = {id(c): (c.lock_rank, c.lock) for c in (*self._shared, *self._targets,
+                                                          *self._states)}
+        executor_lock = getattr(self._execute, "call_lock", _OWN_LOCK)
+        if executor_lock is _OWN_LOCK:
+            executor_lock = (lock_rank(), threading.RLock())
+        if executor_lock is not None:
+            ranked[id(executor_lock)] = executor_lock
+        self._locks = tuple(lock for _, lock in sorted(ranked.values(), key=lambda p: p[0]))
+
     def _pass_instrumentations(self) -> list:
         """Instrumentations of the optimization passes (a profiled function times them)."""
         return []
@@ -390,6 +412,7 @@ class Function:
         self._num_inputs = len(inputs)
         self._single = single
         self._num_outputs = len(outputs)
+        self._states = list(states.values())
         self._shared = list(built.shared)
         self._targets = list(built.update_targets)
         self._input_names = {s.name: i for i, s in enumerate(inputs) if s.name}
@@ -420,6 +443,18 @@ class Function:
     # -- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        locks = self._locks
+        if len(locks) == 1:  # the usual case: one shared variable, or code with a workspace
+            with locks[0]:
+                return self._call(args, kwargs)
+        if not locks:
+            return self._call(args, kwargs)
+        with contextlib.ExitStack() as held:
+            for lock in locks:
+                held.enter_context(lock)
+            return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict):
         if kwargs or len(args) != self._num_inputs:
             args = self._bind(args, kwargs)
         direct = self._direct
@@ -539,6 +574,33 @@ class Function:
                 values[pos] = default.value if isinstance(default, SharedContainer) else default
         return values
 
+    # -- pickling -----------------------------------------------------------------------------
+
+    def __reduce__(self):
+        """A function pickles as its tensor-level module (text, with the user's locations), its
+        inputs' and outputs' options and its shared variables' containers; unpickling builds it
+        again (through the disk cache). Functions pickled together keep sharing the containers
+        they shared. A profiled function comes back unprofiled.
+
+        >>> import pickle
+        >>> from lowering.ir.core import Block
+        >>> from lowering.ir.types import F64, TensorType
+        >>> x = Block([TensorType((None,), F64)]).args[0]; x.name_hint = "x"
+        >>> pickle.loads(pickle.dumps(function([x], x, mode="INTERP")))([3])
+        array([3.])
+        """
+        from lowering.ir.printer import print_op
+        inputs = [dict(name=spec.name, value=spec.value, mutable=spec.mutable,
+                       strict=spec.strict, allow_downcast=spec.allow_downcast)
+                  for spec in self.maker.inputs]
+        states = {pos: default for pos, default in enumerate(self._defaults)
+                  if isinstance(default, SharedContainer)}
+        return _restore_function, (dict(
+            self._recipe, module=print_op(self._tensor_module, print_locations=True),
+            name=self.name, mode=self.mode, trust_input=self.trust_input, inputs=inputs,
+            borrow=[o.borrow for o in self.maker.outputs], shared=self._shared,
+            targets=self._targets, states=states),)
+
     # -- looking inside ----------------------------------------------------------------------
 
     def ir(self, stage: str = "tensor", locations: bool = False) -> str:
@@ -572,7 +634,29 @@ class Function:
         return f"<Function {self.name} ({self.mode.name} on {self.executor_name})>"
 
 
+def _restore_function(recipe: dict) -> Function:
+    """The function ``Function.__reduce__`` described, built again."""
+    import lowering.dialects  # noqa: F401  (registers the ops the parser reads)
+    from lowering.ir.parser import parse_module
+    from .pipeline import EXECUTORS
+    module = parse_module(recipe["module"])
+    func = module.regions[0].block.first_op
+    args = func.regions[0].block.args
+    inputs = [In(args[pos], **options) for pos, options in enumerate(recipe["inputs"])]
+    outputs = [Out(v, borrow=b) for v, b in zip(func.regions[0].block.last_op.operands,
+                                                recipe["borrow"])]
+    built = BuiltModule(module, func, len(inputs), list(recipe["shared"]),
+                        list(recipe["targets"]), len(outputs))
+    name = recipe["executor"]
+    executor = (name, EXECUTORS[name]) if name in EXECUTORS else choose_executor(recipe["mode"])
+    return Function(built, inputs, outputs, recipe["single"], recipe["mode"], executor,
+                    recipe["name"], recipe["states"], trust_input=recipe["trust_input"],
+                    allow_input_downcast=recipe["allow_input_downcast"],
+                    floatx=recipe["floatx"])
+
+
 _MISSING = object()
+_OWN_LOCK = object()  # an executor without ``call_lock``: calls of the function get a lock
 
 
 def _patterns_by_op(func, patterns) -> dict:

@@ -21,6 +21,8 @@ from .pipeline import register_executor
 class InterpreterExecutor:
     """Calls the module's only function in a fresh interpreter per call."""
 
+    call_lock = None  # calls share nothing: they may overlap (see ``Function``)
+
     def __init__(self, module: Operation):
         import lowering.dialects  # noqa: F401  (registers every interpreter rule)
         funcs = [op for op in module.regions[0].block.ops if op.name == "func.func"]

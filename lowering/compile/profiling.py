@@ -389,6 +389,7 @@ class ProfiledFunction(Function):
         self._execute = ProfiledExecutor(plan, stats, first, pid, stats.memory[-1])
         # Every call goes through the plan (directly, when the plan takes the raw arguments).
         self._direct = getattr(self._execute, "raw_call", None)
+        self._prepare_locks()  # (the plan's executor is not reentrant: it fills the stats)
         self._pid = pid
 
     def _pass_instrumentations(self) -> list:

@@ -17,6 +17,8 @@ array(3)
 """
 from __future__ import annotations
 
+import itertools
+import threading
 import weakref
 
 import numpy as np
@@ -41,7 +43,7 @@ class SharedContainer:
     """
 
     __slots__ = ("value", "type", "name", "strict", "allow_downcast", "default_update",
-                 "__weakref__")
+                 "lock", "lock_rank", "__weakref__")
 
     def __init__(self, value: np.ndarray, type: TensorType, name: str | None = None,
                  strict: bool = False, allow_downcast: bool | None = None):
@@ -50,6 +52,8 @@ class SharedContainer:
         self.strict = strict
         self.allow_downcast = allow_downcast
         self.default_update = None
+        # Held by every call reading or updating the variable (see ``Function``).
+        self.lock, self.lock_rank = threading.RLock(), lock_rank()
         self.value = filter_value(value, type, self.describe(), strict=strict,
                                   allow_downcast=allow_downcast, floatx=_floatx())
 
@@ -69,7 +73,40 @@ class SharedContainer:
                              allow_downcast=self.allow_downcast, floatx=_floatx())
         if array is data and not borrow:
             array = array.copy()
-        self.value = array
+        with self.lock:  # not in the middle of a call that reads or updates the variable
+            self.value = array
+
+    # Pickling (with the functions using it: pickle keeps one container shared between them).
+    # The lock is the process's, and ``default_update`` a graph already compiled into them.
+
+    def __getstate__(self):
+        state = {}
+        for cls in type(self).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                if slot not in ("lock", "lock_rank", "default_update", "__weakref__") and \
+                        hasattr(self, slot):
+                    state[slot] = getattr(self, slot)
+        return state
+
+    def __setstate__(self, state):
+        self.lock, self.lock_rank = threading.RLock(), lock_rank()
+        self.default_update = None
+        for slot, value in state.items():
+            setattr(self, slot, value)
+
+
+_LOCK_RANKS = itertools.count()
+
+
+def lock_rank() -> int:
+    """A new rank in the one process-wide order of call locks: a call holding several locks
+    (its shared variables', its compiled code's) takes them by rank, so two calls never wait
+    for each other in a cycle.
+
+    >>> lock_rank() < lock_rank()
+    True
+    """
+    return next(_LOCK_RANKS)
 
 
 _CONTAINERS: "weakref.WeakKeyDictionary[Value, SharedContainer]" = weakref.WeakKeyDictionary()

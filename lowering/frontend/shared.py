@@ -63,6 +63,14 @@ class SharedVariable(TensorVariable):
         the array is copied, so changing it later does not change the variable."""
         self.container.set(value, borrow)
 
+    def __reduce__(self):
+        """A shared variable pickles as its container (the value) and name; pickled with
+        functions using it (in one ``pickle.dumps``), it comes back sharing their container."""
+        if self.default_update is not None:
+            raise TypeError(f"cannot pickle shared variable {self}: it has a default_update "
+                            f"(a graph); pickle the functions using it instead")
+        return _restore_shared_variable, (self.container, self.name)
+
     @property
     def default_update(self):
         return getattr(self, "_default_update", None)
@@ -78,6 +86,10 @@ class SharedVariable(TensorVariable):
         check_update_type(self.value, update.value, str(self))
         self._default_update = update
         self.container.default_update = update.value
+
+
+def _restore_shared_variable(container: SharedContainer, name: str | None) -> SharedVariable:
+    return SharedVariable(container, name)
 
 
 def shared(value, name: str | None = None, strict: bool = False,

@@ -125,3 +125,11 @@ class JitLibrary:
         if not addr:
             raise KeyError(f"no function '{name}' in compiled code")
         return addr
+
+    def global_address(self, name: str) -> int:
+        """The address of the global variable ``name`` of the code."""
+        with _lock:
+            addr = self._engine.get_global_value_address(name)
+        if not addr:
+            raise KeyError(f"no global '{name}' in compiled code")
+        return addr

@@ -18,7 +18,7 @@ import llvmlite.ir as ir
 from .lower_context import LOWERING_RULES, FunctionLowering, lowering_rule
 from .lower_loops import (check_positive_steps, emit_loop, emit_loop_nest, interleave_count,
                           new_access_group)
-from .lower_parallel import run_parallel
+from .lower_parallel import interrupt_mark, poll_interrupts, run_parallel
 from .lower_values import flatten, rebuild
 
 
@@ -37,8 +37,13 @@ def _for(fl: FunctionLowering, op):
     lower, upper, step = fl.get(op.lower), fl.get(op.upper), fl.get(op.step)
     check_positive_steps(fl, [step], op)
     inits = [x for v in op.inits for x in flatten(fl.get(v))]
+    # A loop around other loops may stop for Ctrl-C between its iterations.
+    mark = interrupt_mark(fl, op) if _holds_loops(op) and isinstance(step, ir.Constant) and \
+        step.constant == 1 else None
 
     def body(iv: ir.Value, phis: list) -> list:
+        if mark is not None:
+            poll_interrupts(fl, iv, lower, mark)
         parts = iter(phis)
         carried = [rebuild(fl.builder, v.type, parts) for v in op.inits]
         yielded = lower_body(fl, op.body.block, [iv, *carried])
@@ -47,6 +52,11 @@ def _for(fl: FunctionLowering, op):
     final = iter(emit_loop(fl, lower, upper, step, inits, body,
                            interleave=interleave_count(op.body.block)))
     return [rebuild(fl.builder, r.type, final) for r in op.outs]
+
+
+def _holds_loops(op) -> bool:
+    return any(inner.name in ("loops.for", "loops.parallel") for inner in op.walk()
+               if inner is not op)
 
 
 @lowering_rule("loops.parallel")

@@ -19,6 +19,13 @@ claimed in chunks by the caller and the workers); below it the caller calls
 A failing check inside the body frees what the body allocated, stores its code in ``ctx.error``
 and returns; once the loop is over the caller fails with that code.
 
+Ctrl-C: a parallel loop that runs before the function's first write into an argument's memory
+(a shared variable updated in place, a mutable input; ``inplace`` puts those writes last) is
+cut into pieces of about ``POLL_WORK`` innermost iterations; each piece first compares the
+process's SIGINT count (``interrupts``) with the one the function started with, and fails with
+``INTERRUPT_CODE`` when they differ. So a call stops soon after Ctrl-C with every argument as it
+was. Loops from the first such write on are not cut: they finish, and the call with them.
+
 >>> POOL_FUNCTION
 'lowering_parallel_for'
 """
@@ -37,7 +44,11 @@ from .lower_loops import (emit_loop, emit_loop_nest, interleave_count, new_acces
                           trip_count)
 from .lower_scalar import ScalarEmitter
 from .lower_values import DOUBLE, I32, I64, I8P, VOID, constant, flatten, i64, rebuild
+from .interrupts import INTERRUPT_CODE, INTERRUPTS_FUNCTION
 from .thread_pool import BODY_TYPE, POOL_FUNCTION
+
+# Innermost iterations between two looks at the SIGINT count (well under a millisecond).
+POLL_WORK = 1 << 18
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,10 +165,15 @@ def run_parallel(fl: FunctionLowering, op: ParallelOp, lowers, uppers, steps,
     state = fl.state
     b = fl.builder
     captured = captured_values(op)
+    trips = [trip_count(fl, lo, hi, st) for lo, hi, st in zip(lowers, uppers, steps)]
+    work = _estimated_work(fl, op, trips, lowers)
+    polled = _may_stop_for_interrupts(fl, op)
     parts = [x for v in captured for x in flatten(fl.get(v))] + [*lowers, *uppers, *steps]
+    if polled:
+        parts += [_interrupts_at_start(fl), _piece_size(fl, trips[0], work)]
     stored = [p for p in parts if not isinstance(p, ir.Constant)]
     ctx_type = ir.LiteralStructType([I32, *(p.type for p in stored)])
-    body_fn = _outline(state, op, captured, parts, ctx_type, lower_body)
+    body_fn = _outline(state, op, captured, parts, ctx_type, lower_body, polled)
 
     ctx = fl.alloca(ctx_type, name="parallel.ctx")
     error_ptr = b.gep(ctx, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
@@ -165,11 +181,9 @@ def run_parallel(fl: FunctionLowering, op: ParallelOp, lowers, uppers, steps,
     for index, value in enumerate(stored, start=1):
         b.store(value, b.gep(ctx, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True))
     ctx_bytes = b.bitcast(ctx, I8P)
-    trips = [trip_count(fl, lo, hi, st) for lo, hi, st in zip(lowers, uppers, steps)]
     if state.num_threads == 1:
         b.call(body_fn, [i64(0), trips[0], ctx_bytes])
     else:
-        work = _estimated_work(fl, op, trips, lowers)
         threaded = b.and_(
             b.fcmp_ordered(">=", work, ir.Constant(DOUBLE, float(state.parallel_threshold))),
             fl.icmp(">=", trips[0], i64(2)))
@@ -184,7 +198,8 @@ def run_parallel(fl: FunctionLowering, op: ParallelOp, lowers, uppers, steps,
 
 
 def _outline(state: ModuleLowering, op: ParallelOp, captured: list[Value], parts: list,
-             ctx_type: ir.LiteralStructType, lower_body: Callable) -> ir.Function:
+             ctx_type: ir.LiteralStructType, lower_body: Callable,
+             polled: bool) -> ir.Function:
     fn = ir.Function(state.module, BODY_TYPE, state.unique_name("lowering.parallel_body"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
@@ -216,7 +231,9 @@ def _outline(state: ModuleLowering, op: ParallelOp, captured: list[Value], parts
         child.bind(v, rebuild(b, v.type, values))
     rank = op.rank
     bounds = list(values)
-    lowers, uppers, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:]
+    lowers, uppers, steps = bounds[:rank], bounds[rank:2 * rank], bounds[2 * rank:3 * rank]
+    if polled:  # sequential loops in the body poll too (see ``interrupt_mark``)
+        child.__dict__["_interrupt_mark"] = bounds[3 * rank]
     group = new_access_group(child)
     interleave = interleave_count(op.body.block)
 
@@ -227,9 +244,109 @@ def _outline(state: ModuleLowering, op: ParallelOp, captured: list[Value], parts
                        interleave)
         return []
 
-    emit_loop(child, begin, end, i64(1), [], outer, group, interleave if rank == 1 else None)
-    b.ret_void()
+    inner_interleave = interleave if rank == 1 else None
+    if not polled:
+        emit_loop(child, begin, end, i64(1), [], outer, group, inner_interleave)
+    else:
+        at_start, piece = bounds[3 * rank:]
+
+        def one_piece(start: ir.Value, _carried) -> list:
+            now = child.builder.call(_interrupts_function(state), [])
+            child.fail_if(child.builder.icmp_signed("!=", now, at_start),
+                          ir.Constant(I32, INTERRUPT_CODE))
+            stop = child.builder.add(start, piece)
+            stop = child.builder.select(child.builder.icmp_signed("<", stop, end), stop, end)
+            emit_loop(child, start, stop, i64(1), [], outer, group, inner_interleave)
+            return []
+        emit_loop(child, begin, end, piece, [], one_piece)
+    child.builder.ret_void()
     return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# Stopping for Ctrl-C (see ``interrupts``)
+
+
+def _may_stop_for_interrupts(fl: FunctionLowering, op: ParallelOp) -> bool:
+    """Whether ``op`` runs before the first op of its function that writes into an argument's
+    memory (or may write anywhere), so that stopping in it leaves every argument unchanged."""
+    from lowering.passes.buffer_analysis import effects, top_ancestor
+    block = _function_block(op)
+    if block is None:
+        return False
+    cache = fl.__dict__.setdefault("_before_argument_writes", {})
+    if id(block) not in cache:
+        arguments = set(block.args)
+        before: set[int] = set()
+        for top in block.ops:
+            found = effects(top)
+            if found.unknown or found.writes & arguments:
+                break
+            before.add(id(top))
+        cache[id(block)] = before
+    top = top_ancestor(op, block)
+    return top is not None and id(top) in cache[id(block)]
+
+
+# A sequential loop holding other loops looks at the SIGINT count every this many iterations.
+POLL_ITERATIONS = 16
+
+
+def interrupt_mark(fl: FunctionLowering, op: Operation) -> ir.Value | None:
+    """The SIGINT count ``op`` (a loop) compares with to stop for Ctrl-C, or None where it may
+    not stop (from the first write into an argument's memory on)."""
+    if fl.outlined:
+        return fl.__dict__.get("_interrupt_mark")
+    return _interrupts_at_start(fl) if _may_stop_for_interrupts(fl, op) else None
+
+
+def poll_interrupts(fl: FunctionLowering, iv: ir.Value, lower: ir.Value,
+                    mark: ir.Value) -> None:
+    """Every ``POLL_ITERATIONS`` iterations of the loop at ``iv`` (step 1), fail with
+    ``INTERRUPT_CODE`` when a SIGINT arrived since ``mark`` was read."""
+    b = fl.builder
+    k = b.sub(iv, lower)
+    due = b.icmp_signed("==", b.and_(k, i64(POLL_ITERATIONS - 1)), i64(0))
+    with b.if_then(due, likely=False):
+        now = b.call(_interrupts_function(fl.state), [])
+        fl.fail_if(b.icmp_signed("!=", now, mark), ir.Constant(I32, INTERRUPT_CODE))
+
+
+def _function_block(op: Operation):
+    """The body block of the ``func.func`` holding ``op``."""
+    parent = op.parent_op
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent_op
+    return parent.regions[0].block if parent is not None else None
+
+
+def _interrupts_function(state: ModuleLowering) -> ir.Function:
+    fn = state.function(INTERRUPTS_FUNCTION, ir.FunctionType(I64, []))
+    fn.attributes.add("nounwind")
+    return fn
+
+
+def _interrupts_at_start(fl: FunctionLowering) -> ir.Value:
+    """The SIGINT count read once when the function starts (its entry block)."""
+    cache = fl.__dict__
+    if "_interrupts_at_start" not in cache:
+        start = ir.IRBuilder(fl.entry_block)
+        start.position_before(fl.entry_block.terminator)
+        cache["_interrupts_at_start"] = start.call(_interrupts_function(fl.state), [])
+    return cache["_interrupts_at_start"]
+
+
+def _piece_size(fl: FunctionLowering, trips: ir.Value, work: ir.Value) -> ir.Value:
+    """Iterations of the outermost dimension making about ``POLL_WORK`` innermost ones (at
+    least 1, at most ``trips``)."""
+    b = fl.builder
+    trips_d = b.sitofp(trips, DOUBLE)
+    one = ir.Constant(DOUBLE, 1.0)
+    work = b.select(b.fcmp_ordered(">", work, one), work, one)
+    size = b.fdiv(b.fmul(trips_d, ir.Constant(DOUBLE, float(POLL_WORK))), work)
+    size = b.select(b.fcmp_ordered("<", size, trips_d), size, trips_d)
+    size = b.select(b.fcmp_ordered(">", size, one), size, one)
+    return b.fptosi(size, I64)
 
 
 # ---------------------------------------------------------------------------------------------

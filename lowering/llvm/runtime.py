@@ -21,6 +21,7 @@ import functools
 import os
 
 from .blas import register_blas_symbols
+from .interrupts import INTERRUPTS_FUNCTION, install_interrupts
 from .jit import register_symbol
 from .lower_math import LIBM_NAMES
 from .thread_pool import POOL_FUNCTION, install_thread_pool
@@ -75,6 +76,7 @@ def register_runtime_symbols() -> None:
                            f"which compiled code needs")
     register_blas_symbols()
     _REGISTERED[POOL_FUNCTION] = install_thread_pool()
+    _REGISTERED[INTERRUPTS_FUNCTION] = install_interrupts()
 
 
 def registered_symbols() -> dict[str, int]:
