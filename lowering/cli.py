@@ -214,7 +214,8 @@ def list_passes() -> str:
         lines.append(f"  {name:<22} {cls.summary()}")
         for opt in cls.options():
             shown = format_option_value(opt.default, opt.type) or "empty"
-            lines.append(f"      {opt.key}=<{opt.type_name()}>  (default: {shown})"
+            allowed = f", {opt.range_text()}" if opt.range_text() else ""
+            lines.append(f"      {opt.key}=<{opt.type_name()}>  (default: {shown}{allowed})"
                          + (f"  {opt.help}" if opt.help else ""))
     return "\n".join(lines)
 

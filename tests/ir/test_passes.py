@@ -516,3 +516,38 @@ def test_canonicalize_options():
                                         "did you mean 'mul_by_one'"):
         PassManager("canonicalize{disable-patterns=mul_by_on}").run(module)
     assert mul_by_one in canonicalization_patterns([Mul, Mul, Const])
+
+
+# -- option ranges --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("canonicalize{max-iterations=0}", "option 'max-iterations' of pass 'canonicalize' must be "
+                                       "at least 1, got 0"),
+    ("stabilize{max-iterations=-2}", "must be at least 1, got -2"),
+    ("map-to-gpu{tile-size=33}", "option 'tile-size' of pass 'map-to-gpu' must be at most 32"),
+    ("map-to-gpu{block-size=96}", "must be a power of two, got 96"),
+    ("bufferize{blas-min-work=-1}", "must be at least 0, got -1"),
+])
+def test_options_out_of_range_are_pipeline_errors(pipeline, message):
+    with pytest.raises(PipelineError, match=message.replace("(", r"\(")):
+        parse_pipeline(pipeline)
+
+
+def test_options_out_of_range_are_refused_from_python_too():
+    canonicalize = PASS_REGISTRY["canonicalize"]
+    with pytest.raises(ValueError, match="pass 'canonicalize': option 'max-iterations' must be "
+                                         "at least 1, got 0"):
+        canonicalize(max_iterations=0)
+    with pytest.raises(ValueError, match="option 'max-iterations' must be an int, got '3'"):
+        canonicalize(max_iterations="3")
+    assert canonicalize(max_iterations=1).max_iterations == 1
+
+
+def test_an_option_out_of_range_is_a_usage_error_of_the_cli(capsys, tmp_path):
+    from lowering.cli import main
+    path = tmp_path / "f.mlir"
+    path.write_text("func.func @f() { func.return }\n")
+    assert main([str(path), "-p", "canonicalize{max-iterations=0}"]) == 2
+    err = capsys.readouterr().err
+    assert "must be at least 1, got 0" in err and "Traceback" not in err
