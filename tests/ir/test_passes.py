@@ -551,3 +551,49 @@ def test_an_option_out_of_range_is_a_usage_error_of_the_cli(capsys, tmp_path):
     assert main([str(path), "-p", "canonicalize{max-iterations=0}"]) == 2
     err = capsys.readouterr().err
     assert "must be at least 1, got 0" in err and "Traceback" not in err
+
+
+# -- crashes are reported at the op, without a traceback -----------------------------------------
+
+
+@register_pass
+class CrashesAtReturn(ModulePass):
+    """Has a bug that shows on return ops."""
+    name = "test-crashes-at-return"
+
+    def apply(self, module):
+        for op in module.walk():
+            if op.name == "func.return":
+                _ = op.operands[5]
+
+
+CRASH_INPUT = """func.func @f(%x: f32) -> f32 {
+  func.return %x : f32
+}
+"""
+
+
+def test_a_crashing_pass_is_a_diagnostic_at_the_op_it_was_working_on(tmp_path, capsys):
+    from lowering.cli import main
+    path = tmp_path / "in.mlir"
+    path.write_text(CRASH_INPUT)
+    assert main([str(path), "-p", "test-crashes-at-return"]) == 1
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[0] == (f"{path}:2:3: error: pass 'test-crashes-at-return' crashed: IndexError: "
+                        f"list index out of range")
+    assert "Traceback" not in err
+    assert lines[-1].startswith("note: this is a bug in lowering (raised at test_passes.py:")
+    assert "--reproducer FILE" in lines[-1]
+    assert main([str(path), "-p", "test-crashes-at-return", "--crash-traceback"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "op.operands[5]" in err
+
+
+def test_a_crash_names_the_op_from_the_failing_frames():
+    from lowering.ir.pass_manager import op_in_traceback
+    module = small_module()
+    with pytest.raises(PassError) as info:
+        PassManager("test-crashes-at-return").run(module)
+    assert info.value.crashed and info.value.op.name == "func.return"
+    assert op_in_traceback(KeyError("no frames"), module) is None
