@@ -174,8 +174,9 @@ def mutate(text: str, rng: random.Random) -> tuple[str, list[str]]:
             replacement = ""
         elif kind == "duplicate":
             replacement = token + " " + token
-        elif kind == "swap":
-            other = spans[rng.randrange(len(spans))]
+        elif kind == "swap":  # with a token of the same kind, so more mutants still parse
+            same = [sp for sp in spans if _kind(text[sp[0]:sp[1]]) == _kind(token)]
+            other = same[rng.randrange(len(same))]
             replacement = text[other[0]:other[1]]
         elif kind == "retype":
             replacement = rng.choice(_TYPES)
@@ -184,6 +185,15 @@ def mutate(text: str, rng: random.Random) -> tuple[str, list[str]]:
         text = text[:start] + replacement + text[end:]
         done.append(f"{kind} {token[:20]!r}@{start}")
     return text, done
+
+
+def _kind(token: str) -> str:
+    """A token's kind for swaps: a number, a value, a name, a string, or the punctuation itself."""
+    if token[0].isdigit() or (token[0] == "-" and len(token) > 1 and token[1].isdigit()):
+        return "number"
+    if token[0] in "%^@\"":
+        return token[0]
+    return "name" if token[0].isalpha() or token[0] in "_!" else token
 
 
 def _renumber(token: str, rng: random.Random) -> str:
