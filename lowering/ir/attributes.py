@@ -221,8 +221,10 @@ class DenseAttr(Attribute):
             from .core import IRError
             raise IRError(f"the constant {self.type} has {self.array.size} elements, more than "
                           f"the {MAX_DENSE_ELEMENTS} a constant can be given memory for", op)
-        arr = np.ascontiguousarray(self.array)
-        arr.setflags(write=False)
+        arr = self.array
+        if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+            arr = np.array(arr, order="C")
+            arr.setflags(write=False)
         return arr
 
     def _content(self) -> tuple:

@@ -71,6 +71,8 @@ def test_elements_of_a_small_splat_are_contiguous_values():
     elements = attr.elements()
     assert elements.flags.c_contiguous and not elements.flags.writeable
     np.testing.assert_array_equal(elements, np.full((2, 3), 1.5, np.float32))
+    scalar = parse_attribute("dense<7> : tensor<i64>").elements()
+    assert scalar.shape == () and scalar == 7
 
 
 # -- numbers against their types ------------------------------------------------------------------
