@@ -46,7 +46,8 @@ from lowering.ir.core import IRError, Operation, did_you_mean
 from lowering.ir.diagnostics import render_op_error
 from lowering.ir.location import UNKNOWN
 from lowering.ir.parser import ParseError, parse_module
-from lowering.ir.pass_manager import CrashReproducer, IRPrinting, PassError, PassManager, PassTiming
+from lowering.ir.pass_manager import (CrashReproducer, IRPrinting, PassError, PassManager,
+                                      PassTiming, op_in_traceback)
 from lowering.ir.passes import (PASS_REGISTRY, ModulePass, PipelineError, format_option_value,
                                  parse_pipeline)
 from lowering.ir.printer import print_op
@@ -164,6 +165,8 @@ def _argument_parser() -> argparse.ArgumentParser:
                    help="print the compile cache's location, entries, size and bound")
     p.add_argument("--cache-clear", action="store_true",
                    help="remove every entry of the compile cache")
+    p.add_argument("--crash-traceback", action="store_true",
+                   help="when lowering-opt itself fails (a bug), print the Python traceback")
     return p
 
 
@@ -178,6 +181,22 @@ def main(argv: list[str] | None = None) -> int:
     except PipelineError as exc:
         print(f"lowering-opt: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, told as one
+        print(f"lowering-opt: internal error: {type(exc).__name__}: {exc}\n"
+              f"{_bug_note(exc, '--crash-traceback' in argv)}", file=sys.stderr)
+        return 1
+
+
+def _bug_note(exc: BaseException, with_traceback: bool) -> str:
+    """What to tell about an unexpected exception: where it was raised and how to report it."""
+    if with_traceback:
+        return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] or None
+    where = f" (raised at {os.path.basename(frame[0].filename)}:{frame[0].lineno} in " \
+            f"{frame[0].name})" if frame else ""
+    return (f"note: this is a bug in lowering{where}; please report it with the input "
+            f"(--reproducer FILE saves a failing pass's input; --crash-traceback shows the "
+            f"Python traceback)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +240,8 @@ def list_passes() -> str:
         lines.append(f"  {name:<22} {cls.summary()}")
         for opt in cls.options():
             shown = format_option_value(opt.default, opt.type) or "empty"
-            lines.append(f"      {opt.key}=<{opt.type_name()}>  (default: {shown})"
+            allowed = f", {opt.range_text()}" if opt.range_text() else ""
+            lines.append(f"      {opt.key}=<{opt.type_name()}>  (default: {shown}{allowed})"
                          + (f"  {opt.help}" if opt.help else ""))
     return "\n".join(lines)
 
@@ -377,6 +397,8 @@ class _Session:
             return [Diagnostic(exc.reason, str(exc), exc.line)]
         except IRError as exc:
             return [_op_diagnostic(exc.message, exc.op, filename)]
+        except Exception as exc:  # noqa: BLE001 - a bug in the parser or an op's parse hook
+            return [self._internal_error("reading the input", exc, None, filename)]
         finally:
             if self.timing is not None:
                 self.timing.record("parse", time.perf_counter() - start)
@@ -384,11 +406,21 @@ class _Session:
 
     # -- passes and output --------------------------------------------------------------------
 
+    def _internal_error(self, doing: str, exc: Exception, op: Operation | None,
+                        filename: str) -> Diagnostic:
+        message = f"internal error {doing}: {type(exc).__name__}: {exc}"
+        diagnostic = _op_diagnostic(message, op, filename)
+        diagnostic.text += "\n" + _bug_note(exc, self.args.crash_traceback)
+        return diagnostic
+
     def _run_passes_and_emit(self, module: Operation, filename: str) -> list[Diagnostic]:
         try:
             verify(module)
         except IRError as exc:
             return [_op_diagnostic(exc.message, exc.op, filename)]
+        except Exception as exc:  # noqa: BLE001 - a bug in an op's verifier
+            return [self._internal_error("verifying", exc, op_in_traceback(exc, module),
+                                         filename)]
         reproducer = CrashReproducer(self.args.reproducer) if self.args.reproducer else None
         manager = PassManager(self.passes, verify_each=self.args.verify_each,
                               instrumentations=self._instrumentations(reproducer))
@@ -397,9 +429,7 @@ class _Session:
         except PassError as exc:
             diagnostic = _op_diagnostic(exc.message, exc.op, filename)
             if exc.crashed:
-                cause = exc.__cause__
-                diagnostic.text += "\n" + "".join(
-                    traceback.format_exception(type(cause), cause, cause.__traceback__)).rstrip()
+                diagnostic.text += "\n" + _bug_note(exc.__cause__, self.args.crash_traceback)
             if reproducer is not None and reproducer.written:
                 diagnostic.text += f"\nnote: reproducer written to {reproducer.written}"
             return [diagnostic]
@@ -414,6 +444,9 @@ class _Session:
                 text = emit(module)
         except IRError as exc:
             return [_op_diagnostic(exc.message, exc.op, filename)]
+        except Exception as exc:  # noqa: BLE001 - a bug in a printer or backend
+            return [self._internal_error(f"emitting '{self.args.emit}'", exc,
+                                         op_in_traceback(exc, module), filename)]
         finally:
             if self.timing is not None:
                 self.timing.record("output", time.perf_counter() - start)
@@ -442,7 +475,12 @@ def _op_diagnostic(message: str, op: Operation | None, filename: str) -> Diagnos
     if op is None:
         return Diagnostic(message, f"{filename}: error: {message}", None)
     lines = [loc.line for loc in op.location.locations if loc != UNKNOWN and loc.file == filename]
-    return Diagnostic(message, render_op_error(op, message), lines[0] if lines else None)
+    try:
+        text = render_op_error(op, message)
+    except Exception:  # noqa: BLE001 - IR too broken to print: the location and message alone
+        where = op.location.locations[0]
+        text = f"{where.short()}: error: {message}" if where != UNKNOWN else f"error: {message}"
+    return Diagnostic(message, text, lines[0] if lines else None)
 
 
 def _chunks(text: str, split: bool) -> list[tuple[int, str]]:

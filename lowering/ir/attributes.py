@@ -163,19 +163,38 @@ class SymbolRefAttr(Attribute):
         return self.data
 
 
+# The most elements a constant is given memory for: a splat (one value everywhere) of any size is
+# kept as one value, but code that needs every element (the interpreter, a backend's global data)
+# refuses more than this with an error naming the op, rather than allocating gigabytes.
+MAX_DENSE_ELEMENTS = 1 << 26
+
+
 @dataclass(frozen=True, eq=False)
 class DenseAttr(Attribute):
     """A constant array with its tensor type: ``dense<[1.0, 2.0]> : tensor<2xf32>``.
 
-    Stored as read-only NumPy data; equality and hashing look at the bytes.
+    Stored as read-only NumPy data; equality and hashing look at the bytes. A splat (every
+    element the same bits) is stored as one value broadcast to the shape, so
+    ``dense<1> : tensor<4294967296xi64>`` costs eight bytes; ``array`` is then a read-only
+    broadcast view and ``elements(op)`` gives contiguous data, within ``MAX_DENSE_ELEMENTS``.
+
+    >>> from lowering.ir.types import I64
+    >>> big = DenseAttr.splat(1, TensorType((1 << 32,), I64))
+    >>> str(big), big.is_splat, big.array.shape
+    ('dense<1> : tensor<4294967296xi64>', True, (4294967296,))
     """
 
     array: np.ndarray
     type: TensorType
 
     def __post_init__(self):
-        arr = np.array(self.array, dtype=self.type.dtype, copy=True)
-        arr.setflags(write=False)
+        arr = np.asarray(self.array)
+        if _is_splat_view(arr) or (1 < arr.size <= MAX_DENSE_ELEMENTS and _is_splat(arr)):
+            one = np.array(arr[(0,) * arr.ndim], dtype=self.type.dtype)
+            arr = np.broadcast_to(one, arr.shape)  # read-only: one value, any size
+        else:
+            arr = np.array(arr, dtype=self.type.dtype, copy=True)
+            arr.setflags(write=False)
         object.__setattr__(self, "array", arr)
 
     @staticmethod
@@ -185,13 +204,41 @@ class DenseAttr(Attribute):
         return DenseAttr(arr, TensorType(tuple(arr.shape) if shape is None else shape,
                                          scalar_type_of(arr.dtype)))
 
+    @staticmethod
+    def splat(value, type: TensorType) -> "DenseAttr":
+        """``value`` everywhere in the static shape of ``type``, without making the elements."""
+        return DenseAttr(np.broadcast_to(np.array(value, dtype=type.dtype), type.shape), type)
+
+    @property
+    def is_splat(self) -> bool:
+        """Whether the constant has elements and all of them have the same bits."""
+        return self.array.size > 0 and (_is_splat_view(self.array) or _is_splat(self.array))
+
+    def elements(self, op=None) -> np.ndarray:
+        """Every element, C-contiguous and read-only; an ``IRError`` (naming ``op``) when there
+        are more than ``MAX_DENSE_ELEMENTS``."""
+        if self.array.size > MAX_DENSE_ELEMENTS:
+            from .core import IRError
+            raise IRError(f"the constant {self.type} has {self.array.size} elements, more than "
+                          f"the {MAX_DENSE_ELEMENTS} a constant can be given memory for", op)
+        arr = self.array
+        if not arr.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+            arr = np.array(arr, order="C")
+            arr.setflags(write=False)
+        return arr
+
+    def _content(self) -> tuple:
+        arr = self.array
+        if _is_splat_view(arr):
+            return ("splat", arr.shape, arr[(0,) * arr.ndim].tobytes())
+        return ("dense", arr.shape, arr.tobytes())
+
     def __eq__(self, other):
         return (isinstance(other, DenseAttr) and self.type == other.type
-                and self.array.shape == other.array.shape
-                and self.array.tobytes() == other.array.tobytes())
+                and self._content() == other._content())
 
     def __hash__(self):
-        return hash((self.type, self.array.shape, self.array.tobytes()))
+        return hash((self.type, self._content()))
 
     def __str__(self) -> str:
         return f"dense<{_dense_literal(self.array)}> : {self.type}"
@@ -214,13 +261,20 @@ def _dense_literal(arr: np.ndarray) -> str:
             return scalar(a[()])
         return "[" + ", ".join(rec(sub) for sub in a) + "]"
 
-    if arr.size > 0 and arr.ndim > 0 and _is_splat(arr):
-        return scalar(arr.flat[0])  # a splat, as MLIR prints it
+    if arr.size > 0 and arr.ndim > 0 and (_is_splat_view(arr) or _is_splat(arr)):
+        return scalar(arr[(0,) * arr.ndim])  # a splat, as MLIR prints it
     return rec(arr)
+
+
+def _is_splat_view(arr: np.ndarray) -> bool:
+    """A broadcast view of one value over more than one element (every stride 0)."""
+    return arr.size > 1 and not any(arr.strides)
 
 
 def _is_splat(arr: np.ndarray) -> bool:
     """All elements bitwise equal (so 0.0 and -0.0, or two different NaNs, are not a splat)."""
+    if _is_splat_view(arr):
+        return True
     flat = np.ascontiguousarray(arr).reshape(-1)
     raw = flat.view(np.uint8).reshape(flat.size, -1)
     return bool((raw == raw[0]).all())

@@ -62,6 +62,7 @@ import bisect
 import contextlib
 import gc
 import json
+import math
 import re
 from typing import Callable, NamedTuple, NoReturn
 
@@ -72,7 +73,8 @@ from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseAttr, DictAttr, Fl
 from .core import (ISOLATED, OP_REGISTRY, Block, IRError, Operation, Region, Value, did_you_mean,
                    lookup_op)
 from .location import UNKNOWN, FusedLoc, Location
-from .types import SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType, Type
+from .types import (F64, I64, SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType,
+                    Type)
 
 # One token per match; the leading part skips blanks and comments. Frequent tokens come first;
 # the order settles overlaps: simple tensor types are one token (before identifiers), dims
@@ -106,11 +108,24 @@ assert _TOKEN.groupindex["rare_punct"] == _RARE_PUNCT and _TOKEN.groupindex["err
 _KIND_OF_GROUP = tuple(_PUNCT if g == _RARE_PUNCT else g for g in range(17))
 _KIND_NAMES = {index: name for name, index in _TOKEN.groupindex.items() if index != _RARE_PUNCT}
 
+# Attributes, types and regions nest at most this deep: deeper text is refused with an error at
+# the offending token (instead of exhausting Python's recursion limit here or in later passes).
+MAX_NESTING_DEPTH = 100
+
 _TENSOR_BODY = re.compile(r"((?:(?:\?|\d+)x)*)(\w+)")
 _LOC_PARTS = re.compile(r'loc\((".*"):(\d+):(\d+)\)', re.S)  # of a "loc" token
 _ESCAPE = re.compile(r'\\(?:([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|(.))', re.S)
 _SIMPLE_ESCAPES = {'"': b'"', "\\": b"\\", "/": b"/", "n": b"\n", "t": b"\t", "r": b"\r",
                    "b": b"\b", "f": b"\f"}
+
+
+def _flatten(literal):
+    """The numbers of a (nested) dense literal, in order."""
+    if isinstance(literal, list):
+        for item in literal:
+            yield from _flatten(item)
+    else:
+        yield literal
 
 
 class ParseError(IRError):
@@ -220,6 +235,7 @@ class Parser:
         self._line_starts = [0]
         self._line_starts.extend(m.end() for m in re.finditer("\n", text))
         self._open_regions: list[int] = []  # where each region being read starts
+        self._depth = 0  # attributes, types and regions being read, one inside the other
         self._kinds: list[int] = []
         self._texts: list[str] = []
         self._starts: list[int] = []
@@ -250,6 +266,13 @@ class Parser:
     def position(self) -> int:
         """The index of the next token, to report an error there later."""
         return self._i
+
+    def _enter(self, at: int) -> None:
+        """One more level of nesting (an array, dict, function type or region) starts at ``at``."""
+        self._depth += 1
+        if self._depth > MAX_NESTING_DEPTH:
+            self.error(f"nesting too deep: attributes, types and regions nest at most "
+                       f"{MAX_NESTING_DEPTH} levels", at)
 
     def error(self, message: str, at: int | None = None) -> NoReturn:
         """Raise ParseError at token ``at`` (default: the next token)."""
@@ -425,20 +448,27 @@ class Parser:
                 known = [*SCALAR_TYPES, "tensor", *TYPE_PARSERS]
                 self.error(f"unknown type '{text}'{did_you_mean(text, known)}", i)
             self._i += 1
+            self._enter(i)
             try:
-                return parse(self)
+                found = parse(self)
             except ParseError:
                 raise
             except (IRError, ValueError, TypeError) as exc:
                 self.error(f"bad '{text}' type: {exc}", i)
+            self._depth -= 1
+            return found
         if text == "(":
             self._i += 1
+            self._enter(i)
             inputs = self._parse_types_until(")")
             self.expect("->", "in a function type")
-            return FunctionType(tuple(inputs), tuple(self.parse_result_types()))
+            found = FunctionType(tuple(inputs), tuple(self.parse_result_types()))
+            self._depth -= 1
+            return found
         self.error(f"expected a type, found {self._describe()}")
 
     def _parse_tensor_type(self) -> TensorType:
+        self._enter(self._i)
         self._i += 1
         self.expect("<", "after 'tensor'")
         dims = self.parse_dims()
@@ -447,6 +477,7 @@ class Parser:
         if not isinstance(element, ScalarType):
             self.error(f"a tensor's element type must be a scalar type, not {element}", element_at)
         self.expect(">", "to end the tensor type")
+        self._depth -= 1
         return TensorType(tuple(dims), element)
 
     def parse_dims(self) -> list[int | None]:
@@ -491,9 +522,15 @@ class Parser:
             if text == "dense":
                 return self._parse_dense()
         if text == "[":
-            return ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "[", "]")))
+            self._enter(i)
+            found = ArrayAttr(tuple(self.parse_comma_list(self.parse_attribute, "[", "]")))
+            self._depth -= 1
+            return found
         if text == "{":
-            return DictAttr(tuple(self.parse_attr_dict().items()))
+            self._enter(i)
+            found = DictAttr(tuple(self.parse_attr_dict().items()))
+            self._depth -= 1
+            return found
         number = self._parse_number_text()
         if number is not None:
             return self._typed_number(number, i)
@@ -503,17 +540,38 @@ class Parser:
 
     def _typed_number(self, text: str, at: int) -> Attribute:
         is_float = not text.lstrip("-").isdigit()
-        if not self.accept(":"):
-            return FloatAttr(float(text)) if is_float else IntAttr(int(text))
-        type_at = self._i
-        number_type = self.parse_type()
-        if not isinstance(number_type, ScalarType):
-            self.error(f"a number's type must be a scalar type, not {number_type}", type_at)
+        number_type = F64 if is_float else I64  # without a type
+        if self.accept(":"):
+            type_at = self._i
+            number_type = self.parse_type()
+            if not isinstance(number_type, ScalarType):
+                self.error(f"a number's type must be a scalar type, not {number_type}", type_at)
         if number_type.is_float:
-            return FloatAttr(float(text), number_type)
+            value = self._finite_float(text, at)
+            self._check_float_range(np.array([value]), number_type, at)
+            return FloatAttr(value, number_type)
         if is_float:
             self.error(f"{text} is not an integer, but its type is {number_type}", at)
-        return IntAttr(int(text), number_type)
+        value = int(text)
+        self._check_int_range(value, value, number_type, at)
+        return IntAttr(value, number_type)
+
+    def _check_int_range(self, low: int, high: int, of_type: ScalarType, at: int) -> None:
+        """Integers from ``low`` to ``high`` must fit ``of_type`` (i1 holds 0 and 1)."""
+        info = np.iinfo(np.uint8 if of_type.is_bool else of_type.dtype)
+        smallest, largest = (0, 1) if of_type.is_bool else (int(info.min), int(info.max))
+        bad = low if low < smallest else high if high > largest else None
+        if bad is not None:
+            self.error(f"{bad} is out of range for {of_type} ({smallest} to {largest})", at)
+
+    def _check_float_range(self, values: np.ndarray, of_type: ScalarType, at: int) -> None:
+        """Finite float64 ``values`` must stay finite in ``of_type`` (f16 and f32 are narrower)."""
+        with np.errstate(over="ignore"):
+            rounded = values.astype(of_type.dtype)
+        overflow = np.isinf(rounded) & np.isfinite(values)
+        if overflow.any():
+            self.error(f"{values[overflow][0]:.6e} is out of range for {of_type} (largest "
+                       f"finite: {float(np.finfo(of_type.dtype).max):.6e})", at)
 
     def _parse_dense(self) -> DenseAttr:
         at = self._i
@@ -529,7 +587,14 @@ class Parser:
             self.error(f"a dense literal's type must be a tensor type, not {tensor_type}", type_at)
         if saw_float[0] and tensor_type.dtype.kind in "iub":
             self.error(f"a dense literal of {tensor_type} cannot hold floats", at)
+        element = tensor_type.element
         try:
+            # Checked as Python numbers (NumPy would wrap, saturate or make inf silently).
+            elements = list(_flatten(literal))
+            if elements and element.is_float:
+                self._check_float_range(np.array(elements, dtype=np.float64), element, at)
+            elif elements:
+                self._check_int_range(int(min(elements)), int(max(elements)), element, at)
             if isinstance(literal, list):
                 array = np.array(literal, dtype=tensor_type.dtype)
                 if array.size == 0 and None not in tensor_type.shape:
@@ -537,18 +602,21 @@ class Parser:
                 if array.ndim != tensor_type.rank or not tensor_type.accepts_shape(array.shape):
                     self.error(f"the dense literal has shape {array.shape}, "
                                f"which does not fit {tensor_type}", at)
-            else:
-                if None in tensor_type.shape:
-                    self.error(f"a splat dense literal needs a static shape, not {tensor_type}",
-                               type_at)
-                array = np.full(tensor_type.shape, literal, dtype=tensor_type.dtype)
+                return DenseAttr(array, tensor_type)
+            if None in tensor_type.shape:
+                self.error(f"a splat dense literal needs a static shape, not {tensor_type}",
+                           type_at)
+            return DenseAttr.splat(literal, tensor_type)  # one value, however many elements
         except (ValueError, OverflowError) as exc:
             self.error(f"bad dense literal for {tensor_type}: {exc}", at)
-        return DenseAttr(array, tensor_type)
 
     def _parse_dense_literal(self, saw_float: list):
-        if self.accept("["):
-            return self.parse_comma_list(lambda: self._parse_dense_literal(saw_float), None, "]")
+        if self.at("["):
+            self._enter(self._i)
+            self._i += 1
+            found = self.parse_comma_list(lambda: self._parse_dense_literal(saw_float), None, "]")
+            self._depth -= 1
+            return found
         text = self._texts[self._i]
         if text == "true" or text == "false":
             self._i += 1
@@ -560,7 +628,15 @@ class Parser:
         if number.lstrip("-").isdigit():
             return int(number)
         saw_float[0] = True
-        return float(number)
+        return self._finite_float(number, self._i - 1)
+
+    def _finite_float(self, text: str, at: int) -> float:
+        """``float(text)``; a finite literal too large for any float (``1e400``) is an error."""
+        value = float(text)
+        if math.isinf(value) and "inf" not in text:
+            self.error(f"{text} is out of range for a float (largest finite: "
+                       f"{np.finfo(np.float64).max:.6e})", at)
+        return value
 
     def parse_attr_dict(self) -> dict[str, Attribute]:
         """``{name = attr, flag, "any name" = attr}``; a name alone is a unit attribute."""
@@ -727,6 +803,7 @@ class Parser:
         """``{ ops ^bb1(...): ops }``. With ``entry_args`` the entry block is made with them."""
         open_at = self._i
         self.expect("{", "to start a region")
+        self._enter(open_at)
         isolated = bool(self._op_stack) and ISOLATED in self._op_stack[-1][0].traits
         self._open_regions.append(open_at)
         outer = self._scope
@@ -750,6 +827,7 @@ class Parser:
                 block = region.add_block(Block())
             block.append(self._parse_operation())
         self._i += 1
+        self._depth -= 1
         self._open_regions.pop()
         if isolated:
             self._check_no_forward_references(scope)

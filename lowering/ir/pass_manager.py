@@ -103,7 +103,7 @@ class PassManager:
                                 exc.op) from exc
             except Exception as exc:
                 raise PassError(f"pass '{pass_.name}' crashed: {type(exc).__name__}: {exc}",
-                                pass_, crashed=True) from exc
+                                pass_, op_in_traceback(exc, module), crashed=True) from exc
             if self.verify_each:
                 try:
                     verify(module)
@@ -117,6 +117,39 @@ class PassManager:
         changed = watch and fingerprint(module) != before
         for inst in self.instrumentations:
             inst.after_pass(pass_, module, changed)
+
+
+def op_in_traceback(exc: BaseException, module: Operation) -> Operation | None:
+    """The op that code failing with ``exc`` was working on, as far as its frames tell: the
+    innermost frame with an op of ``module`` in a local variable (preferring one named ``op``).
+    A crash is reported at that op's location.
+
+    >>> def failing(op):
+    ...     raise KeyError("x")
+    >>> m = Operation()
+    >>> try:
+    ...     failing(m)
+    ... except KeyError as exc:
+    ...     op_in_traceback(exc, m) is m
+    True
+    """
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        local = frame.f_locals
+        candidates = [local["op"]] if "op" in local else []
+        candidates += [v for k, v in local.items() if k != "op"]
+        for value in candidates:
+            if isinstance(value, Operation) and _inside(value, module):
+                return value
+    return None
+
+
+def _inside(op: Operation, module: Operation) -> bool:
+    return op is module or any(a is module for a in op.ancestors())
 
 
 def fingerprint(op: Operation) -> list:

@@ -50,6 +50,12 @@ class ModulePass:
 
     name: ClassVar[str] = ""
 
+    def __post_init__(self):
+        for opt in self.options():
+            problem = opt.check(getattr(self, opt.field))
+            if problem:
+                raise ValueError(f"pass '{self.name}': option '{opt.key}' {problem}")
+
     def apply(self, module: Operation) -> None:
         """Transform ``module`` in place; raise ``PassFailure`` (or any IRError) to fail."""
         raise NotImplementedError(f"pass '{self.name}' does not implement apply")
@@ -65,7 +71,8 @@ class ModulePass:
         """The options of this pass, in field order."""
         hints = typing.get_type_hints(cls)
         return [PassOption(f.name.replace("_", "-"), f.name, hints[f.name], f.default,
-                           f.metadata.get("help", ""))
+                           f.metadata.get("help", ""), f.metadata.get("minimum"),
+                           f.metadata.get("maximum"), f.metadata.get("power_of_two", False))
                 for f in dataclasses.fields(cls) if f.init]
 
     def pipeline_element(self) -> str:
@@ -84,18 +91,58 @@ class PassOption:
     type: Any
     default: Any
     help: str = ""
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    power_of_two: bool = False
 
     def type_name(self) -> str:
         return _type_name(self.type)
 
+    def range_text(self) -> str:
+        """The values allowed beyond the type, for help texts ("" if any value of the type).
 
-def option(default, help: str = ""):
-    """A pass option with a help text shown by ``lowering-opt --list-passes``.
+        >>> PassOption("block-size", "block_size", int, 256, minimum=1, maximum=1024).range_text()
+        'from 1 to 1024'
+        """
+        parts = []
+        if self.minimum is not None and self.maximum is not None:
+            parts.append(f"from {self.minimum} to {self.maximum}")
+        elif self.minimum is not None:
+            parts.append(f"at least {self.minimum}")
+        elif self.maximum is not None:
+            parts.append(f"at most {self.maximum}")
+        if self.power_of_two:
+            parts.append("a power of two")
+        return ", ".join(parts)
 
-    >>> option(3, "how many").default
+    def check(self, value) -> str:
+        """What is wrong with ``value`` for this option ("" if nothing): its type and range.
+
+        >>> PassOption("max-iterations", "max_iterations", int, 10, minimum=1).check(0)
+        'must be at least 1, got 0'
+        """
+        if not _has_type(value, self.type):
+            return f"must be {_article(self.type_name())}, got {value!r}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return ""
+        if self.minimum is not None and value < self.minimum:
+            return f"must be at least {self.minimum}, got {value}"
+        if self.maximum is not None and value > self.maximum:
+            return f"must be at most {self.maximum}, got {value}"
+        if self.power_of_two and (value < 1 or int(value) & (int(value) - 1)):
+            return f"must be a power of two, got {value}"
+        return ""
+
+
+def option(default, help: str = "", minimum=None, maximum=None, power_of_two: bool = False):
+    """A pass option with a help text shown by ``lowering-opt --list-passes`` and the range its
+    values must be in (checked when the pass is made, from pipeline text or from Python).
+
+    >>> option(3, "how many", minimum=1).default
     3
     """
-    return dataclasses.field(default=default, metadata={"help": help})
+    return dataclasses.field(default=default, metadata={
+        "help": help, "minimum": minimum, "maximum": maximum, "power_of_two": power_of_two})
 
 
 class PassFailure(Exception):
@@ -249,7 +296,10 @@ class _PipelineParser:
             raise self.error(f"unknown pass '{name}'{did_you_mean(name, PASS_REGISTRY)}", start)
         cls = PASS_REGISTRY[name]
         values = self.options(cls) if self.peek() == "{" else {}
-        return [cls(**values)]
+        try:
+            return [cls(**values)]
+        except ValueError as exc:  # an option out of its range
+            raise self.error(str(exc), start) from None
 
     def options(self, cls: type[ModulePass]) -> dict[str, Any]:
         by_key = {opt.key: opt for opt in cls.options()}
@@ -282,6 +332,10 @@ class _PipelineParser:
                 except ValueError as exc:
                     raise self.error(f"option '{key}' of pass '{cls.name}': {exc}",
                                      value_start) from None
+                problem = opt.check(values[opt.field])
+                if problem:
+                    raise self.error(f"option '{key}' of pass '{cls.name}' {problem}",
+                                     value_start)
             elif _strip_optional(opt.type) is bool:
                 values[opt.field] = True  # a bare flag: {explain}
             else:
@@ -411,6 +465,29 @@ def _strip_optional(kind):
 
 
 _UnionType = type(int | None)
+
+
+def _has_type(value, kind) -> bool:
+    """Whether ``value`` is of the option type ``kind`` (an int is a float too, not a bool)."""
+    if _is_optional(kind):
+        if value is None:
+            return True
+        kind = _strip_optional(kind)
+    origin = typing.get_origin(kind)
+    if origin in (tuple, list):
+        (element, *_rest) = typing.get_args(kind) or (str,)
+        return isinstance(value, (tuple, list)) and all(_has_type(v, element) for v in value)
+    if origin is Literal:
+        return value in typing.get_args(kind)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _article(name: str) -> str:
+    return ("an " if name[0] in "aeiou" else "a ") + name if " | " not in name else f"one of {name}"
 
 
 def _type_name(kind) -> str:

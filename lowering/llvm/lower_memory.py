@@ -153,7 +153,7 @@ def _alloc(fl: FunctionLowering, op):
 @lowering_rule("loops.constant")
 def _constant(fl: FunctionLowering, op):
     """A read-only global (64-byte aligned, one per distinct value in the module)."""
-    array = np.ascontiguousarray(op.attributes["value"].array)
+    array = op.attributes["value"].elements(op)
     t = op.result.type
     data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
     module = fl.state.module

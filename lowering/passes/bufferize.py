@@ -87,7 +87,8 @@ class Bufferize(ModulePass):
     use_blas: bool = option(False, "lower f32/f64 tensor.dot to CBLAS calls (loops.call) "
                                    "instead of loop nests")
     blas_min_work: int = option(1024, "with use-blas, products whose sizes are all static and "
-                                      "whose m*n*k is below this stay loop nests")
+                                      "whose m*n*k is below this stay loop nests",
+                                 minimum=0)
 
     def apply(self, module: Operation) -> None:
         error_codes = itertools.count(1)

@@ -65,5 +65,7 @@ def is_splat(array: np.ndarray) -> bool:
     """
     if array.size == 0:
         return False
+    if not any(array.strides):  # a broadcast view of one value (a parsed splat of any size)
+        return True
     raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8).reshape(array.size, -1)
     return bool((raw == raw[0]).all())

@@ -18,7 +18,7 @@ class Canonicalize(ModulePass):
     """Fold constants, apply each op's canonicalization patterns, erase dead ops; to a fixpoint."""
 
     name = "canonicalize"
-    max_iterations: int = option(10, "most sweeps over the IR")
+    max_iterations: int = option(10, "most sweeps over the IR", minimum=1)
     disable_patterns: tuple[str, ...] = option((), "names of patterns not to apply")
     test_convergence: bool = option(False, "fail unless max-iterations sweeps reach a fixpoint")
 

@@ -463,7 +463,7 @@ class Fuse(ModulePass):
     """Fuse elementwise ops (and the reductions consuming them) into tensor.fused ops."""
 
     name = "fuse"
-    max_inputs: int = option(32, "most inputs (operands) of one fused op")
+    max_inputs: int = option(32, "most inputs (operands) of one fused op", minimum=1)
     explain: bool = option(False, "print the fused groups and why each boundary exists, to "
                                   "stderr")
 

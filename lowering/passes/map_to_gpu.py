@@ -85,34 +85,21 @@ class MapToGpu(ModulePass):
     """Run host work on device memory as gpu.launch kernels (grid-stride, tree reductions)."""
 
     name = "map-to-gpu"
-    block_size: int = option(256, "threads per block (a power of two, at most 1024)")
-    max_blocks: int = option(1024, "most blocks in a grid; grid-stride loops cover the rest")
+    block_size: int = option(256, "threads per block (a power of two, at most 1024)",
+                             minimum=1, maximum=1024, power_of_two=True)
+    max_blocks: int = option(1024, "most blocks in a grid; grid-stride loops cover the rest",
+                             minimum=1)
     elements_per_thread: int = option(4, "elements per thread and step (a grid's width apart) "
-                                         "in contiguous elementwise kernels")
+                                         "in contiguous elementwise kernels", minimum=1)
     tile_size: int = option(16, "side of the shared-memory tiles of gemm (tile-size^2 threads "
-                                "per block)")
+                                "per block)", minimum=1, maximum=32)
 
     def apply(self, module: Operation) -> None:
-        self._check_options()
         codes = [op.error_code for op in module.walk() if isinstance(op, AssertOp)]
         counter = iter(range(max(codes, default=0) + 1, 1 << 62))
         for func in [op for op in module.walk() if isinstance(op, FuncOp)]:
             FunctionMapper(func, self, counter).run()
             check_memory_spaces(func)
-
-    def _check_options(self) -> None:
-        size = self.block_size
-        if size < 1 or size > 1024 or size & (size - 1):
-            raise PassFailure(f"map-to-gpu: block-size must be a power of two from 1 to 1024, "
-                              f"got {size}")
-        if self.max_blocks < 1:
-            raise PassFailure(f"map-to-gpu: max-blocks must be at least 1, got {self.max_blocks}")
-        if self.elements_per_thread < 1:
-            raise PassFailure(f"map-to-gpu: elements-per-thread must be at least 1, got "
-                              f"{self.elements_per_thread}")
-        if not 1 <= self.tile_size <= 32:
-            raise PassFailure(f"map-to-gpu: tile-size must be from 1 to 32 (tile-size^2 "
-                              f"threads per block), got {self.tile_size}")
 
 
 class Site:

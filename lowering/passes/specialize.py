@@ -279,7 +279,7 @@ class Specialize(ModulePass):
     """Cheaper forms: small powers, reciprocals, and scaled products as gemv/gemm."""
 
     name = "specialize"
-    max_iterations: int = option(10, "most sweeps over the IR")
+    max_iterations: int = option(10, "most sweeps over the IR", minimum=1)
 
     def apply(self, module: Operation) -> None:
         patterns = SPECIALIZATIONS + canonicalization_patterns(OP_REGISTRY.values())

@@ -476,7 +476,7 @@ class Stabilize(ModulePass):
     """Rewrite forms that overflow (log of sigmoid, log(1 + exp), ...) into finite ones."""
 
     name = "stabilize"
-    max_iterations: int = option(10, "most sweeps over the IR")
+    max_iterations: int = option(10, "most sweeps over the IR", minimum=1)
 
     def apply(self, module: Operation) -> None:
         patterns = STABILIZATIONS + canonicalization_patterns(OP_REGISTRY.values())

@@ -516,3 +516,84 @@ def test_canonicalize_options():
                                         "did you mean 'mul_by_one'"):
         PassManager("canonicalize{disable-patterns=mul_by_on}").run(module)
     assert mul_by_one in canonicalization_patterns([Mul, Mul, Const])
+
+
+# -- option ranges --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("canonicalize{max-iterations=0}", "option 'max-iterations' of pass 'canonicalize' must be "
+                                       "at least 1, got 0"),
+    ("stabilize{max-iterations=-2}", "must be at least 1, got -2"),
+    ("map-to-gpu{tile-size=33}", "option 'tile-size' of pass 'map-to-gpu' must be at most 32"),
+    ("map-to-gpu{block-size=96}", "must be a power of two, got 96"),
+    ("bufferize{blas-min-work=-1}", "must be at least 0, got -1"),
+])
+def test_options_out_of_range_are_pipeline_errors(pipeline, message):
+    with pytest.raises(PipelineError, match=message.replace("(", r"\(")):
+        parse_pipeline(pipeline)
+
+
+def test_options_out_of_range_are_refused_from_python_too():
+    canonicalize = PASS_REGISTRY["canonicalize"]
+    with pytest.raises(ValueError, match="pass 'canonicalize': option 'max-iterations' must be "
+                                         "at least 1, got 0"):
+        canonicalize(max_iterations=0)
+    with pytest.raises(ValueError, match="option 'max-iterations' must be an int, got '3'"):
+        canonicalize(max_iterations="3")
+    assert canonicalize(max_iterations=1).max_iterations == 1
+
+
+def test_an_option_out_of_range_is_a_usage_error_of_the_cli(capsys, tmp_path):
+    from lowering.cli import main
+    path = tmp_path / "f.mlir"
+    path.write_text("func.func @f() { func.return }\n")
+    assert main([str(path), "-p", "canonicalize{max-iterations=0}"]) == 2
+    err = capsys.readouterr().err
+    assert "must be at least 1, got 0" in err and "Traceback" not in err
+
+
+# -- crashes are reported at the op, without a traceback -----------------------------------------
+
+
+@register_pass
+class CrashesAtReturn(ModulePass):
+    """Has a bug that shows on return ops."""
+    name = "test-crashes-at-return"
+
+    def apply(self, module):
+        for op in module.walk():
+            if op.name == "func.return":
+                _ = op.operands[5]
+
+
+CRASH_INPUT = """func.func @f(%x: f32) -> f32 {
+  func.return %x : f32
+}
+"""
+
+
+def test_a_crashing_pass_is_a_diagnostic_at_the_op_it_was_working_on(tmp_path, capsys):
+    from lowering.cli import main
+    path = tmp_path / "in.mlir"
+    path.write_text(CRASH_INPUT)
+    assert main([str(path), "-p", "test-crashes-at-return"]) == 1
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[0] == (f"{path}:2:3: error: pass 'test-crashes-at-return' crashed: IndexError: "
+                        f"list index out of range")
+    assert "Traceback" not in err
+    assert lines[-1].startswith("note: this is a bug in lowering (raised at test_passes.py:")
+    assert "--reproducer FILE" in lines[-1]
+    assert main([str(path), "-p", "test-crashes-at-return", "--crash-traceback"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "op.operands[5]" in err
+
+
+def test_a_crash_names_the_op_from_the_failing_frames():
+    from lowering.ir.pass_manager import op_in_traceback
+    module = small_module()
+    with pytest.raises(PassError) as info:
+        PassManager("test-crashes-at-return").run(module)
+    assert info.value.crashed and info.value.op.name == "func.return"
+    assert op_in_traceback(KeyError("no frames"), module) is None

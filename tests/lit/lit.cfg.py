@@ -20,6 +20,10 @@ config.test_exec_root = os.path.join(tempfile.gettempdir(), f"lowering-lit-{os.g
 
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+# The Python path and cache directory of the caller, so a checkout tests its own code.
+for name in ("PYTHONPATH", "LOWERING_CACHE_DIR"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 for tool in ("lowering-opt", "filecheck"):
     if shutil.which(tool, path=config.environment["PATH"]) is None:
         lit_config.fatal(f"'{tool}' is not installed next to {sys.executable} nor on PATH; "

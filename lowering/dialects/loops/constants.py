@@ -48,4 +48,4 @@ class ConstantOp(Operation):
 
 @interpreter_rule("loops.constant")
 def _constant(interp, op, args):
-    return [op.attributes["value"].array]  # read-only: a store into it raises
+    return [op.attributes["value"].elements(op)]  # read-only: a store into it raises

@@ -51,6 +51,9 @@ class TensorOp(Operation):
     # Folding evaluates the op's interpreter rule when every operand is a constant; results larger
     # than this stay computed at run time instead of bloating the module.
     FOLD_MAX_ELEMENTS = 4096
+    # Operands larger than this are not folded from either (a parsed splat can have billions of
+    # elements: computing on it would allocate them all).
+    FOLD_MAX_OPERAND_ELEMENTS = 1 << 20
 
     def fold(self):
         """Constant-fold through the interpreter rule when all operands are ``tensor.constant``."""
@@ -59,7 +62,7 @@ class TensorOp(Operation):
                 not all(hasattr(v, "op") for v in self.operands) or self.regions:
             return None
         rule = RULES.get(self.name)
-        if rule is None:
+        if rule is None or self._too_large_to_fold():
             return None
         try:
             values = rule(Interpreter(), self, [v.owner.attributes["value"].array for v in self.operands])
@@ -72,6 +75,13 @@ class TensorOp(Operation):
                 return None
             out.append(DenseAttr.from_array(arr))
         return out
+
+    def _too_large_to_fold(self) -> bool:
+        operands = [v.owner.attributes["value"].array.size for v in self.operands]
+        results = [int(np.prod(r.type.shape, dtype=object)) for r in self.results
+                   if isinstance(r.type, TensorType) and None not in r.type.shape]
+        return (max(operands, default=0) > self.FOLD_MAX_OPERAND_ELEMENTS
+                or max(results, default=0) > self.FOLD_MAX_ELEMENTS)
 
     @classmethod
     def materialize_constant(cls, attribute, type, location):
@@ -116,4 +126,4 @@ class ConstantOp(TensorOp):
 
 @interpreter_rule("tensor.constant")
 def _constant(interp, op, args):
-    return [op.attributes["value"].array.copy()]
+    return [op.attributes["value"].elements(op).copy()]

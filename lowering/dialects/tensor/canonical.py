@@ -78,9 +78,12 @@ def splat(value: Value):
     if op is None:
         return None
     array = op.attributes["value"].array
-    if array.size == 0 or not (array == array.flat[0]).all():
+    if array.size == 0:
         return None
-    return array.flat[0].item()
+    first = array[(0,) * array.ndim]
+    if any(array.strides) and not (array == first).all():  # stride 0: one value broadcast
+        return None
+    return first.item()
 
 
 def is_splat(value: Value, number) -> bool:
