@@ -5,7 +5,8 @@ here, once per view (not per element), so that a wrong offset or size gives an e
 instead of reading outside the buffer:
 
 - ``subview``: each window with a run-time part lies inside its dimension (an ``index`` error);
-- ``reshape_view``: the element counts agree and no size is negative;
+- ``reshape_view``: the element counts agree (computed with overflow checks) and no size is
+  negative;
 - ``broadcast_view``: no size is negative.
 
 >>> "loops.subview" in LOWERING_RULES
@@ -70,14 +71,10 @@ def _reshape_view(fl: FunctionLowering, op):
     dynamic = iter(fl.get(v) for v in op.sizes)
     sizes = [next(dynamic) if d is None else i64(d) for d in t.shape]
     if None in t.shape or None in op.source.type.shape:
-        new_count: ir.Value = i64(1)
-        old_count: ir.Value = i64(1)
-        for size in sizes:
-            new_count = fl.mul(new_count, size)
-        for size in source.sizes:
-            old_count = fl.mul(old_count, size)
-        ok = fl.all_of([fl.icmp(">=", s, i64(0)) for s in sizes]
-                       + [fl.icmp("==", new_count, old_count)])
+        nonnegative = [fl.icmp(">=", s, i64(0)) for s in sizes]
+        new_count, overflow = fl.checked_product(sizes)
+        old_count, _ = fl.checked_product(source.sizes)  # the source's elements exist
+        ok = fl.all_of(nonnegative + [fl.negate(overflow), fl.icmp("==", new_count, old_count)])
         fl.check(ok, f"{op.name}: cannot view {op.source.type} as {t}: the numbers of elements "
                      f"differ", op)
     return [make_buffer(fl.builder, t, source.ptr, sizes)]
