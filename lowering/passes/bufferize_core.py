@@ -46,6 +46,7 @@ from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.builder import Builder
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
+from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import I1, INDEX, ScalarType, TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +176,34 @@ class Arith:
         if _is_static(a) and _is_static(b):
             return 0 if b == 0 else int(a) % int(b)
         return self.apply(scalar.ModOp, a, b)
+
+    def product_fits(self, factors, limit: int):
+        """Whether the product of the non-negative ``factors`` is at most ``limit``, computed
+        without overflow (a zero factor does not excuse the others, as in NumPy): True, False
+        or an i1 Value.
+
+        >>> from lowering.ir.core import Block
+        >>> ix = Arith(Builder.at_end(Block()), None)
+        >>> ix.product_fits([2 ** 40, 2 ** 40, 0], 2 ** 63 - 1), ix.product_fits([3, 4], 12)
+        (False, True)
+        """
+        fits, product = True, 1  # product: of max(factor, 1), saturated at limit + 1
+        for factor in factors:
+            at_least_one = self.max(factor, 1)
+            step_fits = self.le(product, self.floordiv(limit, at_least_one))
+            fits = self.and_(fits, step_fits)
+            product = self.when(step_fits, lambda: self.mul(product, at_least_one),
+                                lambda: limit + 1 if limit < 2 ** 63 - 1 else limit)
+        return fits
+
+    def add_fits(self, terms):
+        """Whether the sum of the non-negative ``terms`` fits in an index (True, False or an
+        i1 Value), and the sum (meaningful where it does)."""
+        fits, total = True, 0
+        for term in terms:
+            fits = self.and_(fits, self.le(total, self.sub(2 ** 63 - 1, term)))
+            total = self.add(total, term)
+        return fits, total
 
     def neg(self, a):
         return -int(a) if _is_static(a) else self.apply(scalar.NegOp, a)
@@ -544,6 +573,16 @@ class FunctionLowering:
                                      kind))
         if static:
             raise AlwaysFails(detail)
+
+    def check_size(self, sizes, element: ScalarType, what: str) -> None:
+        """Check that an array of ``sizes`` (non-negative) and ``element`` fits in one
+        allocation (``lowering.ir.sizes``): a size product never wraps around. For the ops
+        whose sizes the user gives (``alloc``, ``arange``): every ``loops.alloc`` checks its
+        byte count again in the backend, where the message can only name the buffer type."""
+        itemsize = max(1, element.dtype.itemsize)
+        fits = self.ix.product_fits(list(sizes), MAX_ALLOCATION_BYTES // itemsize)
+        self.check(fits, f"{what} of shape {format_sizes(sizes)} and element type {element} "
+                         f"is too big (more than {MAX_ALLOCATION_BYTES} bytes)")
 
     def unreachable(self, type: TensorType) -> Lowered:
         """A stand-in for a result of an op whose check always fails (never read at run time):
