@@ -19,6 +19,7 @@ from lowering.dialects import loops, scalar
 from lowering.dialects.tensor import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp,
                                       MakeVectorOp, ReshapeOp, ShapeIOp, ShapeOp)
 from lowering.dialects.tensor.shape_ops import format_shape
+from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import F16, F32, F64, I64, INDEX
 
 from .bufferize_core import Lowered, format_sizes, lowers
@@ -39,7 +40,7 @@ def _lower_dimshuffle(ctx, op):
 @lowers(ReshapeOp)
 def _lower_reshape(ctx, op):
     x, rt, ix = op.input, op.result.type, ctx.ix
-    sizes = reshape_sizes(ctx, ctx.sizes(x), ctx.vector(op.shape))
+    sizes = reshape_sizes(ctx, ctx.sizes(x), ctx.vector(op.shape), rt.element.dtype.itemsize)
     for d, (declared, s) in enumerate(zip(rt.shape, sizes)):
         if declared is not None:
             ctx.check(ix.eq(s, declared), f"the new size of dimension {d} differs from its "
@@ -57,9 +58,10 @@ def _lower_reshape(ctx, op):
     return [Lowered(rt, buffer=view, sizes=sizes)]
 
 
-def reshape_sizes(ctx, input_sizes, target) -> list:
+def reshape_sizes(ctx, input_sizes, target, itemsize: int = 1) -> list:
     """The sizes NumPy's ``reshape`` gives for ``target`` (one entry may be -1), with the checks
-    that it is a valid target for ``input_sizes``; static sizes fold:
+    that it is a valid target for ``input_sizes`` (and, as NumPy's, that an array of such
+    sizes and ``itemsize`` could exist, even an empty one); static sizes fold:
 
     >>> import itertools
     >>> from lowering.ir.core import Block
@@ -80,9 +82,9 @@ def reshape_sizes(ctx, input_sizes, target) -> list:
         count = ix.add(count, ix.select(neg, 1, 0))
     ctx.check(ix.le(count, 1), f"the target shape {format_sizes(target)} has more than one -1")
     given = [ix.select(neg, 1, t) for t, neg in zip(target, inferred)]
-    ctx.check(ix.product_fits(given, 2 ** 63 - 1),
+    ctx.check(ix.product_fits(given, MAX_ALLOCATION_BYTES // max(itemsize, 1)),
               f"cannot reshape an array of shape {format_sizes(input_sizes)} into "
-              f"{format_sizes(target)}: the sizes' product does not fit in 64 bits")
+              f"{format_sizes(target)}: the new shape is too big")
     known = 1
     for size in given:
         known = ix.mul(known, size)
@@ -240,6 +242,7 @@ def _lower_concatenate(ctx, op):
         for s in candidates:
             ctx.check(ix.eq(s, size), f"input shapes {shapes} differ in dimension {d}")
         sizes.append(size)
+    ctx.check_size(sizes, rt.element, "the result")
     out = ctx.fresh(rt, sizes)
     offset = 0
     for x in inputs:

@@ -706,8 +706,13 @@ def _arange_values(start, stop, step, dtype) -> np.ndarray:
     start, stop, step = (np.asarray(v).item() for v in (start, stop, step))
     if step == 0:
         raise ValueError("tensor.arange: step must not be zero")
-    check_allocation("tensor.arange", (_arange_length(start, stop, step),),
-                     np.dtype(dtype).itemsize)
+    length = _arange_length(start, stop, step)
+    check_allocation("tensor.arange", (length,), np.dtype(dtype).itemsize)
+    if all(isinstance(v, int) for v in (start, stop, step)) and np.dtype(dtype).kind in "iu":
+        # start + i * step wraps in int64 on the way but not in the end (every element lies
+        # between start and stop), where NumPy's float64 length can be off by one near 2**63
+        steps = np.arange(length, dtype=np.int64) * np.int64(step)
+        return (steps + np.int64(start)).astype(dtype, copy=False)
     return np.arange(start, stop, step, dtype=dtype)
 
 

@@ -1,0 +1,227 @@
+"""Sizes, shapes and indices at the int64 limits never crash the process.
+
+Each call runs in a forked child (the functions are compiled once, in the parent, before it
+forks), whose address space is limited so that a size that fits but is too large gives a
+``MemoryError`` instead of filling the machine's memory. The parent checks that the child exited
+normally (no signal) with either NumPy's result or a ``ValueError``/``MemoryError``/
+``IndexError`` whose message names the op.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import signal
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lowering as theano
+import lowering.tensor as T
+
+MODES = ["FAST_RUN", "INTERP"]
+CHILD_SECONDS = 60
+SPARE_ADDRESS_SPACE = 1 << 30  # what a child may map beyond what the parent has mapped
+
+EXTREMES = [0, 1, -1, 2, 3, -3, 7, 8, -8, 2 ** 31 - 1, 2 ** 31, -2 ** 31, 2 ** 32, 2 ** 62,
+            2 ** 63 - 1, -2 ** 63, -2 ** 63 + 1]
+sizes = st.sampled_from(EXTREMES)
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _outcome(fn, args):
+    try:
+        return ("ok", np.asarray(fn(*args)))
+    except (ValueError, MemoryError, IndexError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+    except BaseException as exc:  # noqa: BLE001 (reported to the parent, which fails)
+        return ("unexpected", type(exc).__name__, str(exc))
+
+
+def in_child(compiled, oracle, args):
+    """(our outcome, NumPy's outcome) of ``compiled(*args)`` and ``oracle(*args)`` computed in a
+    forked child; fails the test if the child dies of a signal or hangs."""
+    limit = _mapped_bytes() + SPARE_ADDRESS_SPACE
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            os.close(read)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+            signal.alarm(CHILD_SECONDS)
+            data = pickle.dumps((_outcome(compiled, args), _outcome(oracle, args)))
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as incoming:
+        data = incoming.read()
+    _, status = os.waitpid(pid, 0)
+    assert not os.WIFSIGNALED(status), \
+        f"the call with {args} killed the process with signal {os.WTERMSIG(status)}"
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and data, \
+        f"the call with {args} did not report back"
+    return pickle.loads(data)
+
+
+def check(compiled, oracle, args, names):
+    ours, numpy_ = in_child(compiled, oracle, args)
+    assert ours[0] != "unexpected", f"{args}: {ours[1]}: {ours[2]}"
+    if ours[0] == "ok":
+        assert numpy_[0] == "ok", f"{args}: we gave {ours[1]!r}, NumPy raised {numpy_[1:]}"
+        np.testing.assert_array_equal(ours[1], numpy_[1])
+        assert ours[1].shape == numpy_[1].shape
+    else:
+        _, kind, message = ours
+        # Memory running out names the allocation (and the user's line it is for).
+        allocation = kind == "MemoryError" and "loops.alloc" in message \
+            and f"{os.path.basename(__file__)}:" in message
+        assert allocation or any(name in message for name in names), \
+            f"{args}: the {kind} does not name the op ({names}): {message}"
+    return ours
+
+
+# -- the graphs: (our function's graph, NumPy's version, words one of which an error names) ----
+
+def _slice(v, a, b, s):
+    return v[a:b:s]
+
+
+def _range(a, b, s):
+    # Python's range is exact where NumPy computes the length in float64 (and errs near 2**63).
+    return np.array(range(a, b, s), dtype=np.int64)
+
+
+def _filled_sum(a, b):
+    np.broadcast_to(1.5, (a, b))  # NumPy's checks of the shape, without the memory
+    return np.float64(1.5) * a * b
+
+
+def _set_window(v, a, b, s):
+    w = v.copy()
+    w[a:b:s] = -1.0
+    return w
+
+
+def _inc_item(v, a):
+    w = v.copy()
+    w[a] += 1.0
+    return w
+
+
+def _cases():
+    a, b, s = T.lscalar("a"), T.lscalar("b"), T.lscalar("s")
+    v = T.dvector("v")
+    data = np.arange(8.0)
+    return {
+        "alloc": ([a, b], T.alloc(1.5, a, b), lambda a, b: np.full((a, b), 1.5), 2, None,
+                  ("tensor.alloc",)),
+        "alloc_sum": ([a, b], T.alloc(1.5, a, b).sum(), _filled_sum, 2, None,
+                      ("tensor.alloc",)),
+        "zeros": ([a, b], T.zeros((a, b)), lambda a, b: np.zeros((a, b)), 2, None,
+                  ("tensor.alloc",)),
+        "ones": ([a], T.ones((a,), dtype="int8"), lambda a: np.ones(a, np.int8), 1, None,
+                 ("tensor.alloc",)),
+        "arange": ([a, b, s], T.arange(a, b, s), _range, 3, None, ("tensor.arange",)),
+        "reshape": ([v, a, b], v.reshape((a, b)).sum(), lambda v, a, b: v.reshape(a, b).sum(),
+                    2, data, ("tensor.reshape",)),
+        "reshape_empty": ([v, a, b], v[:0].reshape((a, b)),
+                          lambda v, a, b: v[:0].reshape(a, b), 2, data, ("tensor.reshape",)),
+        "concatenate": ([a, b], T.concatenate([T.zeros((a,)), T.ones((b,))]),
+                        lambda a, b: np.concatenate([np.zeros(a), np.ones(b)]), 2, None,
+                        ("tensor.alloc", "tensor.concatenate")),
+        "join": ([v, a], T.join(0, v[a:], v[:a]),
+                 lambda v, a: np.concatenate([v[a:], v[:a]]), 1, data,
+                 ("tensor.subtensor", "tensor.concatenate")),
+        "index": ([v, a], v[a], lambda v, a: v[a], 1, data, ("tensor.subtensor",)),
+        "slice": ([v, a, b, s], _slice(v, a, b, s), _slice, 3, data, ("tensor.subtensor",)),
+        "set_subtensor": ([v, a, b, s], T.set_subtensor(v[a:b:s], -1.0), _set_window, 3, data,
+                          ("tensor.set_subtensor", "tensor.subtensor")),
+        "inc_subtensor": ([v, a], T.inc_subtensor(v[a], 1.0), _inc_item, 1, data,
+                          ("tensor.inc_subtensor", "tensor.subtensor")),
+    }
+
+
+CASES = _cases()
+_compiled: dict = {}
+
+
+def compiled(name: str, mode: str):
+    """The case's function in ``mode``, compiled once (in the parent, before any fork)."""
+    key = (name, mode)
+    if key not in _compiled:
+        inputs, output, *_ = CASES[name]
+        _compiled[key] = theano.function(inputs, output, mode=mode)
+    return _compiled[key]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(CASES))
+@settings(max_examples=12, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(sizes, min_size=3, max_size=3))
+def test_run_time_sizes_and_indices_at_the_int64_limits(name, mode, values):
+    _, _, oracle, count, data, names = CASES[name]
+    args = tuple(values[:count]) if data is None else (data, *values[:count])
+    check(compiled(name, mode), oracle, args, names)
+
+
+# -- the cases that crashed the process or gave wrong results --------------------------------
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, args, error", [
+    ("alloc", (2 ** 40, 2 ** 40), ValueError),
+    ("zeros", (2 ** 61, 8), ValueError),
+    ("arange", (0, 2 ** 61 + 1, 1), ValueError),
+    ("reshape", (np.arange(8.0), 2 ** 61 + 1, 8), ValueError),
+    ("alloc_sum", (2 ** 40, 2 ** 40), ValueError),
+    ("concatenate", (2 ** 60, 2 ** 60), ValueError),
+    ("concatenate", (2 ** 58, 2 ** 58), MemoryError),  # each fits, and malloc gives NULL
+    ("ones", (2 ** 62,), MemoryError),
+])
+def test_sizes_that_wrapped_around_are_errors_naming_the_op(mode, name, args, error):
+    kind = check(compiled(name, mode), lambda *a: None, args, CASES[name][-1])
+    assert kind[0] == "error" and kind[1] in {error.__name__, "InterpreterError",
+                                               "RuntimeCheckError"}, kind
+    if error is MemoryError:
+        assert kind[1] == "MemoryError", kind
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("start, stop, step", [
+    (None, None, -2 ** 63), (None, None, 2 ** 63 - 1), (-2 ** 63, 2 ** 63 - 1, -1),
+    (2 ** 63 - 1, -2 ** 63, -3), (-2 ** 63, None, 2), (None, -2 ** 63, -1)])
+def test_slices_are_exact_over_the_int64_range(mode, start, stop, step):
+    v = T.dvector("v")
+    f = theano.function([v], v[start:stop:step], mode=mode)
+    data = np.arange(8.0)
+    np.testing.assert_array_equal(f(data), data[start:stop:step])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("start, stop, step", [
+    (-2 ** 63, 2 ** 63 - 1, 2 ** 62), (2 ** 63 - 1, -2 ** 63, -2 ** 62),
+    (-2 ** 63, 2 ** 63 - 1, 2 ** 63 - 1), (0, 2 ** 62 + 1, 2 ** 62 - 1), (5, -5, 1),
+    (-2 ** 63, -2 ** 63 + 3, 1)])
+def test_integer_arange_lengths_are_exact_at_the_int64_limits(mode, start, stop, step):
+    a, b, s = T.lscalar("a"), T.lscalar("b"), T.lscalar("s")
+    f = theano.function([a, b, s], T.arange(a, b, s), mode=mode)
+    np.testing.assert_array_equal(f(start, stop, step), _range(start, stop, step))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reshape_infers_minus_one_and_handles_zero_sizes(mode):
+    v, a, b = T.dvector("v"), T.lscalar("a"), T.lscalar("b")
+    f = theano.function([v, a, b], v.reshape((a, b)), mode=mode)
+    np.testing.assert_array_equal(f(np.arange(6.0), -1, 2), np.arange(6.0).reshape(3, 2))
+    assert f(np.zeros(0), 0, 5).shape == (0, 5)
+    assert f(np.zeros(0), -1, 5).shape == (0, 5)
+    with pytest.raises(ValueError, match="tensor.reshape"):
+        f(np.zeros(0), 0, -1)  # NumPy cannot infer a size next to a zero either
