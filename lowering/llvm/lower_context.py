@@ -317,6 +317,19 @@ class FunctionLowering:
         pair = self.builder.smul_with_overflow(a, b)
         return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
 
+    def add_overflows(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``a + b`` (wrapping) and an i1 that is true where the signed sum overflows
+        (``llvm.sadd.with.overflow.i64``), folded when both sides are constants."""
+        if isinstance(a, ir.Constant) and isinstance(b, ir.Constant):
+            exact = a.constant + b.constant
+            wrapped = (exact + 2 ** 63) % 2 ** 64 - 2 ** 63
+            return i64(wrapped), ir.Constant(I1, int(wrapped != exact))
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ir.Constant) and x.constant == 0:
+                return y, ir.Constant(I1, 0)
+        pair = self.builder.sadd_with_overflow(a, b)
+        return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
+
     def checked_product(self, factors) -> tuple[ir.Value, ir.Value]:
         """The product of non-negative i64 ``factors`` and an i1 that is true where it (or a
         partial product of the non-zero factors) does not fit in an i64: a zero factor does not
