@@ -266,3 +266,35 @@ def test_reshape_infers_minus_one_and_handles_zero_sizes(mode):
     assert f(np.zeros(0), -1, 5).shape == (0, 5)
     with pytest.raises(ValueError, match="tensor.reshape"):
         f(np.zeros(0), 0, -1)  # NumPy cannot infer a size next to a zero either
+
+
+def _outgrowing_graphs():
+    """Graphs whose result can be larger than every input: (inputs, output, the data before the
+    sizes, the result for sizes (2, 3), the op names one of which an error names)."""
+    a, b = T.lscalar("a"), T.lscalar("b")
+    column, row = T.alloc(1.5, a, 1), T.alloc(2.5, 1, b)
+    m = T.dmatrix("m")
+    data = np.arange(64.0).reshape(8, 8)
+    return {
+        "broadcast": ([a, b], column + row, (), np.full((2, 3), 4.0), ("tensor.add",)),
+        "matrix product": ([a, b], T.dot(column, row), (), np.full((2, 3), 3.75),
+                           ("tensor.dot", "tensor.mul")),
+        "gather": ([m, a, b], m[T.alloc(np.int64(2), a, 1), T.alloc(np.int64(5), 1, b)], (data,),
+                   np.full((2, 3), data[2, 5]), ("tensor.advanced_subtensor",)),
+    }
+
+
+OUTGROWING = _outgrowing_graphs()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(OUTGROWING))
+def test_a_result_larger_than_its_inputs_is_an_error_naming_its_op(mode, name):
+    inputs, output, data, small, names = OUTGROWING[name]
+    f = theano.function(inputs, output, mode=mode)
+    np.testing.assert_array_equal(f(*data, 2, 3), small)
+    if mode == "INTERP":  # the interpreter makes each alloc's array: that one runs out first
+        names += ("tensor.alloc",)
+    for sizes in [(2 ** 40, 2 ** 40), (2 ** 31, 2 ** 31)]:  # too big for an int64 byte count
+        ours = check(f, lambda *a: None, (*data, *sizes), names)
+        assert ours[0] == "error" and any(n in ours[2] for n in names), ours

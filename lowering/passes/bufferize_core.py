@@ -19,7 +19,11 @@ Rules every lowering follows, so that later passes and backends can rely on them
 - ``ctx.reader`` prepares an operand at the top level, and its ``load`` is all a loop body uses;
 - a fresh result buffer (``ctx.fresh``/``ctx.alloc``) has exactly the buffer type of its tensor
   type (``!loops.buffer<?x4xf32>`` for ``tensor<?x4xf32>``); a buffer is written only while
-  its op is lowered, never after (views of it may be handed on).
+  its op is lowered, never after (views of it may be handed on);
+- a result that can be larger than every input (sizes the user gives, broadcasting, the rows of
+  one matrix by the columns of another, a gather) has its size checked (``ctx.check_size``)
+  before it is allocated, so that a size product never wraps around and the error names the
+  op; the backend's own check of each allocation can only name ``loops.alloc``.
 
 ``Arith`` does index and scalar arithmetic that folds when the operands are Python ints:
 
@@ -577,12 +581,23 @@ class FunctionLowering:
     def check_size(self, sizes, element: ScalarType, what: str) -> None:
         """Check that an array of ``sizes`` (non-negative) and ``element`` fits in one
         allocation (``lowering.ir.sizes``): a size product never wraps around. For the ops
-        whose sizes the user gives (``alloc``, ``arange``): every ``loops.alloc`` checks its
+        whose result can outgrow their inputs (sizes the user gives, broadcasting, outer
+        products, gathers), so that the error names the op; every ``loops.alloc`` checks its
         byte count again in the backend, where the message can only name the buffer type."""
         itemsize = max(1, element.dtype.itemsize)
         fits = self.ix.product_fits(list(sizes), MAX_ALLOCATION_BYTES // itemsize)
         self.check(fits, f"{what} of shape {format_sizes(sizes)} and element type {element} "
                          f"is too big (more than {MAX_ALLOCATION_BYTES} bytes)")
+
+    def check_broadcast_size(self, operands, sizes, element: ScalarType) -> None:
+        """``check_size`` of a result of ``element`` broadcast from ``operands`` to ``sizes``,
+        skipped where one operand has no dimension typed 1 and elements at least as wide: its
+        sizes are the result's, and it exists."""
+        width = element.dtype.itemsize
+        if any(all(d != 1 for d in v.type.shape) and v.type.element.dtype.itemsize >= width
+               for v in operands):
+            return
+        self.check_size(sizes, element, "the result")
 
     def unreachable(self, type: TensorType) -> Lowered:
         """A stand-in for a result of an op whose check always fails (never read at run time):

@@ -256,6 +256,8 @@ def _broadcast_sizes(ctx, arrays) -> list:
 @lowers(AdvancedSubtensorOp)
 def _lower_advanced_subtensor(ctx, op):
     gather = _Gather(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices)
+    # the index arrays broadcast together can outgrow the input and every index array
+    ctx.check_size(gather.sizes, op.result.type.element, "the result")
     out = ctx.fresh(op.result.type, gather.sizes)
 
     def body(b, ivs):
