@@ -57,6 +57,9 @@ class Interpreter:
             raise
         except (ValueError, IndexError, TypeError, ZeroDivisionError, FloatingPointError) as exc:
             raise InterpreterError(f"{op.name} at {op.location.short()}: {exc}", op) from exc
+        except MemoryError as exc:  # the system cannot give an array that fits the size limit
+            raise MemoryError(f"{op.name} at {op.location.short()}: out of memory ({exc})") \
+                from exc
         outs = list(outs) if outs is not None else []
         if len(outs) != len(op.results):
             raise InterpreterError(f"rule for {op.name} gave {len(outs)} values for "

@@ -304,6 +304,47 @@ class FunctionLowering:
                 return i64(0)
         return self.builder.mul(a, b, flags=["nsw"])
 
+    def mul_overflows(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``a * b`` (wrapping) and an i1 that is true where the signed product overflows
+        (``llvm.smul.with.overflow.i64``), folded when both sides are constants."""
+        if isinstance(a, ir.Constant) and isinstance(b, ir.Constant):
+            exact = a.constant * b.constant
+            wrapped = (exact + 2 ** 63) % 2 ** 64 - 2 ** 63
+            return i64(wrapped), ir.Constant(I1, int(wrapped != exact))
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ir.Constant) and x.constant in (0, 1):
+                return (y if x.constant else i64(0)), ir.Constant(I1, 0)
+        pair = self.builder.smul_with_overflow(a, b)
+        return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
+
+    def add_overflows(self, a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``a + b`` (wrapping) and an i1 that is true where the signed sum overflows
+        (``llvm.sadd.with.overflow.i64``), folded when both sides are constants."""
+        if isinstance(a, ir.Constant) and isinstance(b, ir.Constant):
+            exact = a.constant + b.constant
+            wrapped = (exact + 2 ** 63) % 2 ** 64 - 2 ** 63
+            return i64(wrapped), ir.Constant(I1, int(wrapped != exact))
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ir.Constant) and x.constant == 0:
+                return y, ir.Constant(I1, 0)
+        pair = self.builder.sadd_with_overflow(a, b)
+        return self.builder.extract_value(pair, 0), self.builder.extract_value(pair, 1)
+
+    def checked_product(self, factors) -> tuple[ir.Value, ir.Value]:
+        """The product of non-negative i64 ``factors`` and an i1 that is true where it (or a
+        partial product of the non-zero factors) does not fit in an i64: a zero factor does not
+        excuse an overflow of the others, as in NumPy."""
+        product: ir.Value = i64(1)
+        nonzero: ir.Value = i64(1)  # the product of max(factor, 1), which is what must fit
+        overflow: ir.Value = ir.Constant(I1, 0)
+        for factor in factors:
+            product, _ = self.mul_overflows(product, factor)
+            at_least_one = i64(max(factor.constant, 1)) if isinstance(factor, ir.Constant) \
+                else self.builder.select(self.icmp("<", factor, i64(1)), i64(1), factor)
+            nonzero, over = self.mul_overflows(nonzero, at_least_one)
+            overflow = self.any_of([overflow, over])
+        return product, overflow
+
     def all_of(self, conds) -> ir.Value:
         """The conjunction of i1 values (constants folded)."""
         result: ir.Value = ir.Constant(I1, 1)
@@ -313,6 +354,23 @@ class FunctionLowering:
                     return ir.Constant(I1, 0)
                 continue
             result = c if isinstance(result, ir.Constant) else self.builder.and_(result, c)
+        return result
+
+    def negate(self, cond: ir.Value) -> ir.Value:
+        """The negation of an i1 value (a constant folded)."""
+        if isinstance(cond, ir.Constant):
+            return ir.Constant(I1, int(not cond.constant))
+        return self.builder.not_(cond)
+
+    def any_of(self, conds) -> ir.Value:
+        """The disjunction of i1 values (constants folded)."""
+        result: ir.Value = ir.Constant(I1, 0)
+        for c in conds:
+            if isinstance(c, ir.Constant):
+                if c.constant:
+                    return ir.Constant(I1, 1)
+                continue
+            result = c if isinstance(result, ir.Constant) else self.builder.or_(result, c)
         return result
 
     def icmp(self, pred: str, a: ir.Value, b: ir.Value) -> ir.Value:

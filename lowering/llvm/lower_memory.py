@@ -32,6 +32,7 @@ import numpy as np
 from lowering.dialects.builtin.ops import FuncOp
 from lowering.dialects.loops import BufferType
 from lowering.ir.core import Operation
+from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 
 from .lower_context import (LOWERING_RULES, FunctionLowering, buffer_of, lowering_rule,
                             translation_error)
@@ -77,13 +78,13 @@ def allocate(fl: FunctionLowering, t: BufferType, sizes, op, obtain=None) -> Buf
         if t.shape[d] is None:
             fl.check(fl.icmp(">=", size, i64(0)), f"{op.name}: negative size for dimension {d}",
                      op)
-    count: ir.Value = i64(1)
-    for size in sizes:
-        count = fl.mul(count, size)
-    nbytes = fl.mul(count, i64(itemsize(t.element)))
+    nbytes, overflow = fl.checked_product(list(sizes) + [i64(itemsize(t.element))])
+    fits = fl.all_of([fl.negate(overflow), fl.icmp("<=", nbytes, i64(MAX_ALLOCATION_BYTES))])
+    fl.check(fits, f"{op.name}: a buffer of type {t} is too big (more than {MAX_ALLOCATION_BYTES} "
+             f"bytes)", op)
     if isinstance(nbytes, ir.Constant):
         rounded = i64(max(ALIGNMENT, -(-nbytes.constant // ALIGNMENT) * ALIGNMENT))
-    else:
+    else:  # at most MAX_ALLOCATION_BYTES, so rounding up to the alignment does not wrap
         at_least = b.select(b.icmp_signed("<", nbytes, i64(1)), i64(1), nbytes)
         rounded = b.and_(b.add(at_least, i64(ALIGNMENT - 1)), i64(-ALIGNMENT))
     raw = b.call(fl.state.aligned_alloc(), [i64(ALIGNMENT), rounded]) if obtain is None \

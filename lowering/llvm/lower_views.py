@@ -4,8 +4,10 @@ The verifier has checked every static part of a view; what is known only at run 
 here, once per view (not per element), so that a wrong offset or size gives an error code
 instead of reading outside the buffer:
 
-- ``subview``: each window with a run-time part lies inside its dimension (an ``index`` error);
-- ``reshape_view``: the element counts agree and no size is negative;
+- ``subview``: each window with a run-time part lies inside its dimension (an ``index`` error;
+  its last element computed with overflow checks);
+- ``reshape_view``: the element counts agree (computed with overflow checks) and no size is
+  negative;
 - ``broadcast_view``: no size is negative.
 
 >>> "loops.subview" in LOWERING_RULES
@@ -23,10 +25,17 @@ from .lower_values import i64, make_buffer
 
 
 def _window_in_bounds(fl: FunctionLowering, offset, size, step, dim) -> ir.Value:
-    """``0 <= offset < dim`` and ``0 <= last < dim`` (``0 <= offset <= dim`` when empty)."""
+    """``0 <= offset < dim`` and ``0 <= last < dim`` (``0 <= offset <= dim`` when empty).
+
+    ``last = offset + (size - 1) * step`` is computed with overflow checks: a window whose last
+    element lies beyond the int64 range is out of bounds, never one that wraps back inside it
+    (and no ``nsw`` poison reaches the condition whatever the operands are)."""
     b = fl.builder
-    last = fl.add(offset, fl.mul(fl.add(size, i64(-1)), step))
-    nonempty_ok = fl.all_of([fl.icmp(">=", offset, i64(0)), fl.icmp("<", offset, dim),
+    size_less_one, _ = fl.add_overflows(size, i64(-1))  # exact where size >= 0, checked below
+    span, span_overflows = fl.mul_overflows(size_less_one, step)
+    last, last_overflows = fl.add_overflows(offset, span)
+    nonempty_ok = fl.all_of([fl.negate(fl.any_of([span_overflows, last_overflows])),
+                             fl.icmp(">=", offset, i64(0)), fl.icmp("<", offset, dim),
                              fl.icmp(">=", last, i64(0)), fl.icmp("<", last, dim)])
     empty_ok = fl.all_of([fl.icmp(">=", offset, i64(0)), fl.icmp("<=", offset, dim)])
     sized_ok = fl.all_of([fl.icmp(">=", size, i64(0)), fl.icmp("!=", step, i64(0))])
@@ -59,7 +68,11 @@ def _subview(fl: FunctionLowering, op):
         ptr = fl.builder.gep(ptr, [start], inbounds=True)
     drop = set(op.int_list("drop_dims"))
     keep = [d for d in range(source.rank) if d not in drop]
-    strides = [fl.mul(source.strides[d], steps[d]) for d in keep]
+    # A window of two elements or more has |step| < its dimension (checked above), so that
+    # stride * step is an offset inside the source and fits; a window of one element or none
+    # never uses its step, which may be anything: its product wraps rather than being an nsw
+    # poison that would reach the addresses as 0 * stride.
+    strides = [fl.mul_overflows(source.strides[d], steps[d])[0] for d in keep]
     return [make_buffer(fl.builder, op.result.type, ptr, [sizes[d] for d in keep], strides)]
 
 
@@ -70,14 +83,10 @@ def _reshape_view(fl: FunctionLowering, op):
     dynamic = iter(fl.get(v) for v in op.sizes)
     sizes = [next(dynamic) if d is None else i64(d) for d in t.shape]
     if None in t.shape or None in op.source.type.shape:
-        new_count: ir.Value = i64(1)
-        old_count: ir.Value = i64(1)
-        for size in sizes:
-            new_count = fl.mul(new_count, size)
-        for size in source.sizes:
-            old_count = fl.mul(old_count, size)
-        ok = fl.all_of([fl.icmp(">=", s, i64(0)) for s in sizes]
-                       + [fl.icmp("==", new_count, old_count)])
+        nonnegative = [fl.icmp(">=", s, i64(0)) for s in sizes]
+        new_count, overflow = fl.checked_product(sizes)
+        old_count, _ = fl.checked_product(source.sizes)  # the source's elements exist
+        ok = fl.all_of(nonnegative + [fl.negate(overflow), fl.icmp("==", new_count, old_count)])
         fl.check(ok, f"{op.name}: cannot view {op.source.type} as {t}: the numbers of elements "
                      f"differ", op)
     return [make_buffer(fl.builder, t, source.ptr, sizes)]

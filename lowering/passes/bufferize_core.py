@@ -19,7 +19,11 @@ Rules every lowering follows, so that later passes and backends can rely on them
 - ``ctx.reader`` prepares an operand at the top level, and its ``load`` is all a loop body uses;
 - a fresh result buffer (``ctx.fresh``/``ctx.alloc``) has exactly the buffer type of its tensor
   type (``!loops.buffer<?x4xf32>`` for ``tensor<?x4xf32>``); a buffer is written only while
-  its op is lowered, never after (views of it may be handed on).
+  its op is lowered, never after (views of it may be handed on);
+- a result that can be larger than every input (sizes the user gives, broadcasting, the rows of
+  one matrix by the columns of another, a gather) has its size checked (``ctx.check_size``)
+  before it is allocated, so that a size product never wraps around and the error names the
+  op; the backend's own check of each allocation can only name ``loops.alloc``.
 
 ``Arith`` does index and scalar arithmetic that folds when the operands are Python ints:
 
@@ -46,6 +50,7 @@ from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.builder import Builder
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
+from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import I1, INDEX, ScalarType, TensorType
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +180,34 @@ class Arith:
         if _is_static(a) and _is_static(b):
             return 0 if b == 0 else int(a) % int(b)
         return self.apply(scalar.ModOp, a, b)
+
+    def product_fits(self, factors, limit: int):
+        """Whether the product of the non-negative ``factors`` is at most ``limit``, computed
+        without overflow (a zero factor does not excuse the others, as in NumPy): True, False
+        or an i1 Value.
+
+        >>> from lowering.ir.core import Block
+        >>> ix = Arith(Builder.at_end(Block()), None)
+        >>> ix.product_fits([2 ** 40, 2 ** 40, 0], 2 ** 63 - 1), ix.product_fits([3, 4], 12)
+        (False, True)
+        """
+        fits, product = True, 1  # product: of max(factor, 1), saturated at limit + 1
+        for factor in factors:
+            at_least_one = self.max(factor, 1)
+            step_fits = self.le(product, self.floordiv(limit, at_least_one))
+            fits = self.and_(fits, step_fits)
+            product = self.when(step_fits, lambda: self.mul(product, at_least_one),
+                                lambda: limit + 1 if limit < 2 ** 63 - 1 else limit)
+        return fits
+
+    def add_fits(self, terms):
+        """Whether the sum of the non-negative ``terms`` fits in an index (True, False or an
+        i1 Value), and the sum (meaningful where it does)."""
+        fits, total = True, 0
+        for term in terms:
+            fits = self.and_(fits, self.le(total, self.sub(2 ** 63 - 1, term)))
+            total = self.add(total, term)
+        return fits, total
 
     def neg(self, a):
         return -int(a) if _is_static(a) else self.apply(scalar.NegOp, a)
@@ -544,6 +577,27 @@ class FunctionLowering:
                                      kind))
         if static:
             raise AlwaysFails(detail)
+
+    def check_size(self, sizes, element: ScalarType, what: str) -> None:
+        """Check that an array of ``sizes`` (non-negative) and ``element`` fits in one
+        allocation (``lowering.ir.sizes``): a size product never wraps around. For the ops
+        whose result can outgrow their inputs (sizes the user gives, broadcasting, outer
+        products, gathers), so that the error names the op; every ``loops.alloc`` checks its
+        byte count again in the backend, where the message can only name the buffer type."""
+        itemsize = max(1, element.dtype.itemsize)
+        fits = self.ix.product_fits(list(sizes), MAX_ALLOCATION_BYTES // itemsize)
+        self.check(fits, f"{what} of shape {format_sizes(sizes)} and element type {element} "
+                         f"is too big (more than {MAX_ALLOCATION_BYTES} bytes)")
+
+    def check_broadcast_size(self, operands, sizes, element: ScalarType) -> None:
+        """``check_size`` of a result of ``element`` broadcast from ``operands`` to ``sizes``,
+        skipped where one operand has no dimension typed 1 and elements at least as wide: its
+        sizes are the result's, and it exists."""
+        width = element.dtype.itemsize
+        if any(all(d != 1 for d in v.type.shape) and v.type.element.dtype.itemsize >= width
+               for v in operands):
+            return
+        self.check_size(sizes, element, "the result")
 
     def unreachable(self, type: TensorType) -> Lowered:
         """A stand-in for a result of an op whose check always fails (never read at run time):

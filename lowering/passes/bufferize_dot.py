@@ -135,8 +135,7 @@ def _lower_dot_loops(ctx, a, b, rt, k) -> Lowered:
 
     if out_rank == 0:
         return Lowered(rt, scalar=dot_at(ctx.b, []))
-    sizes = ([ctx.size(a, 0)] if ranks[0] == 2 else []) + ([ctx.size(b, 1)] if ranks[1] == 2
-                                                            else [])
+    sizes = _product_sizes(ctx, a, b, rt)
     out = ctx.fresh(rt, sizes)
     if ranks == (2, 2) and acc == element:
         _matrix_product(ctx, a, b, out, k)
@@ -197,7 +196,7 @@ def _lower_dot_blas(ctx, op, k) -> Lowered:
     if (a.type.rank, b.type.rank) == (1, 1):
         total = _blas_dot(ctx, a, b, k)
         return Lowered(rt, scalar=total)
-    out = ctx.fresh(rt, _product_sizes(ctx, a, b))
+    out = ctx.fresh(rt, _product_sizes(ctx, a, b, rt))
     # An empty contraction: BLAS may return without writing the result.
     _when(ctx, ctx.ix.select(ctx.ix.eq(k, 0), 1, 0),
           lambda bb: bb.insert(FillOp.build(ctx.constant(0.0, element), out.buffer)))
@@ -205,9 +204,15 @@ def _lower_dot_blas(ctx, op, k) -> Lowered:
     return out
 
 
-def _product_sizes(ctx, a, b) -> list:
-    return ([ctx.size(a, 0)] if a.type.rank == 2 else []) + \
+def _product_sizes(ctx, a, b, rt) -> list:
+    """The sizes of ``a . b`` (result type ``rt``), checked to fit where there are two: the rows
+    of one by the columns of the other can make a result larger than both (a single size is a
+    dimension of an input that exists)."""
+    sizes = ([ctx.size(a, 0)] if a.type.rank == 2 else []) + \
         ([ctx.size(b, 1)] if b.type.rank == 2 else [])
+    if len(sizes) == 2:
+        ctx.check_size(sizes, rt.element, "the result")
+    return sizes
 
 
 def _prefix(element) -> str:
@@ -383,6 +388,8 @@ def _lower_scaled_product(ctx, op):
               f"{format_shape(b.type.shape)}")
     k = sb[0] if isinstance(sb[0], int) else sa[-1]
     sizes = [sa[0]] + ([sb[1]] if b.type.rank == 2 else [])
+    if len(sizes) == 2:  # the rows of a by the columns of b can outgrow both
+        ctx.check_size(sizes, element, "the result")
     alpha, beta = ctx.element(op.alpha), ctx.element(op.beta)
     zero = ctx.constant(0, element)
     fixed = _constant(beta)

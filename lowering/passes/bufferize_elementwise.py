@@ -31,6 +31,7 @@ def _lower_elementwise(ctx, op):
         values = [ctx.element(v) for v in op.operands]
         return [Lowered(rt, scalar=ctx.b.insert(op.scalar_op.build(*values, **attrs)).result)]
     sizes = ctx.broadcast_sizes(op.operands, rt.shape)
+    ctx.check_broadcast_size(op.operands, sizes, rt.element)
     out = ctx.fresh(rt, sizes)
     readers = [ctx.reader(v, [None if v.type.shape[d] == 1 else d for d in range(rt.rank)])
                for v in op.operands]

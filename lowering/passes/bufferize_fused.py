@@ -27,6 +27,10 @@ def _lower_fused(ctx, op):
     space = op.space
     rank = space.rank
     sizes = ctx.broadcast_sizes(op.operands, space.shape, what="input")
+    unreduced = [res.type.element for res, r in zip(op.results, op.reduction_list()) if r is None]
+    if unreduced:
+        widest = max(unreduced, key=lambda e: e.dtype.itemsize)
+        ctx.check_broadcast_size(op.operands, sizes, widest)
     readers = [ctx.reader(v, [None if v.type.shape[d] == 1 else d for d in range(rank)])
                for v in op.operands]
     block = op.body.block

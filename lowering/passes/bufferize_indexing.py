@@ -77,13 +77,17 @@ def slice_window(ctx, size, start, stop, step, dim: int):
                        lambda: 0)
 
     def backward_length():
+        # ceil((first - last) / -step) as (last + 1 - first) // step + 1: -step would overflow
+        # for step = -2**63, and last + 1 - first lies in (-size, 0]
         return ix.when(ix.lt(last, first),
-                       lambda: ix.add(ix.floordiv(ix.sub(ix.sub(first, last), 1), ix.neg(step)),
-                                      1),
+                       lambda: ix.add(ix.floordiv(ix.sub(ix.add(last, 1), first), step), 1),
                        lambda: 0)
     length = ix.when(backward, backward_length, forward_length)
-    # An empty window starts at 0, so that the view stays inside the buffer.
-    return ix.select(ix.eq(length, 0), 0, first), length, step
+    # An empty window starts at 0, so that the view stays inside the buffer; a window of one
+    # element or none steps by 1 (its step is never used, and a step near the int64 limits
+    # times the stride would overflow).
+    short = ix.le(length, 1)
+    return ix.select(ix.eq(length, 0), 0, first), length, ix.select(short, 1, step)
 
 
 def _index_position(ctx, size, index, dim: int):
@@ -252,6 +256,8 @@ def _broadcast_sizes(ctx, arrays) -> list:
 @lowers(AdvancedSubtensorOp)
 def _lower_advanced_subtensor(ctx, op):
     gather = _Gather(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices)
+    # the index arrays broadcast together can outgrow the input and every index array
+    ctx.check_size(gather.sizes, op.result.type.element, "the result")
     out = ctx.fresh(op.result.type, gather.sizes)
 
     def body(b, ivs):

@@ -19,6 +19,7 @@ from lowering.dialects import loops, scalar
 from lowering.dialects.tensor import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp,
                                       MakeVectorOp, ReshapeOp, ShapeIOp, ShapeOp)
 from lowering.dialects.tensor.shape_ops import format_shape
+from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import F16, F32, F64, I64, INDEX
 
 from .bufferize_core import Lowered, format_sizes, lowers
@@ -39,7 +40,7 @@ def _lower_dimshuffle(ctx, op):
 @lowers(ReshapeOp)
 def _lower_reshape(ctx, op):
     x, rt, ix = op.input, op.result.type, ctx.ix
-    sizes = reshape_sizes(ctx, ctx.sizes(x), ctx.vector(op.shape))
+    sizes = reshape_sizes(ctx, ctx.sizes(x), ctx.vector(op.shape), rt.element.dtype.itemsize)
     for d, (declared, s) in enumerate(zip(rt.shape, sizes)):
         if declared is not None:
             ctx.check(ix.eq(s, declared), f"the new size of dimension {d} differs from its "
@@ -57,9 +58,10 @@ def _lower_reshape(ctx, op):
     return [Lowered(rt, buffer=view, sizes=sizes)]
 
 
-def reshape_sizes(ctx, input_sizes, target) -> list:
+def reshape_sizes(ctx, input_sizes, target, itemsize: int = 1) -> list:
     """The sizes NumPy's ``reshape`` gives for ``target`` (one entry may be -1), with the checks
-    that it is a valid target for ``input_sizes``; static sizes fold:
+    that it is a valid target for ``input_sizes`` (and, as NumPy's, that an array of such
+    sizes and ``itemsize`` could exist, even an empty one); static sizes fold:
 
     >>> import itertools
     >>> from lowering.ir.core import Block
@@ -79,9 +81,13 @@ def reshape_sizes(ctx, input_sizes, target) -> list:
     for neg in inferred:
         count = ix.add(count, ix.select(neg, 1, 0))
     ctx.check(ix.le(count, 1), f"the target shape {format_sizes(target)} has more than one -1")
+    given = [ix.select(neg, 1, t) for t, neg in zip(target, inferred)]
+    ctx.check(ix.product_fits(given, MAX_ALLOCATION_BYTES // max(itemsize, 1)),
+              f"cannot reshape an array of shape {format_sizes(input_sizes)} into "
+              f"{format_sizes(target)}: the new shape is too big")
     known = 1
-    for t, neg in zip(target, inferred):
-        known = ix.mul(known, ix.select(neg, 1, t))
+    for size in given:
+        known = ix.mul(known, size)
     some_inferred = False
     for neg in inferred:
         some_inferred = ix.or_(some_inferred, neg)
@@ -127,6 +133,7 @@ def _lower_alloc(ctx, op):
                       f"dimension {d} differs from the type {format_shape(rt.shape)}")
             size = rt.shape[d]
         sizes.append(size)
+    ctx.check_size(sizes, rt.element, "the result")  # also when it stays a scalar
     return [_broadcast_into(ctx, op.value, rt, sizes)]
 
 
@@ -160,16 +167,34 @@ def _lower_arange(ctx, op):
                   "start, stop and step give no finite length")
         length = ix.max(ix.cast(ix.apply(scalar.CeilOp, span), INDEX), 0)
     else:
-        first, last, stride = (ix.cast(v, INDEX) for v in (start, stop, step))
-        # ceil((stop - start) / step) = -((start - stop) // step), for either sign of step
-        length = ix.max(ix.neg(ix.floordiv(ix.sub(first, last), stride)), 0)
+        length = _integer_range_length(ctx, *(ix.cast(v, INDEX) for v in (start, stop, step)))
     if rt.shape[0] is not None:
         ctx.check(ix.eq(length, rt.shape[0]),
                   f"the length differs from the type {format_shape(rt.shape)}")
         length = rt.shape[0]
+    ctx.check_size([length], element, "the result")
     out = ctx.fresh(rt, [length])
     ctx.loop_nest([length], _arange_body(ctx, out.buffer, element, start, step))
     return [out]
+
+
+def _integer_range_length(ctx, first, last, step):
+    """``len(range(first, last, step))`` for any index values (``step != 0``), checked to fit.
+
+    ``last - first`` may overflow, so the bounds are split by the step: ``first = qf * step +
+    rf`` and ``last = ql * step + rl`` (floor division), and the length is ``ql - qf`` plus one
+    where the remainders leave part of a step. That is exact modulo 2**64 in wrapping
+    arithmetic, and the true length lies in ``[0, 2**64)``: it fits where it is non-negative.
+    """
+    ix = ctx.ix
+    forward = ix.gt(step, 0)
+    nonempty = ix.select(forward, ix.lt(first, last), ix.gt(first, last))
+    rf, rl = ix.mod(first, step), ix.mod(last, step)
+    partial = ix.select(forward, ix.gt(rl, rf), ix.lt(rl, rf))
+    steps = ix.sub(ix.floordiv(last, step), ix.floordiv(first, step))
+    length = ix.select(nonempty, ix.add(steps, ix.select(partial, 1, 0)), 0)
+    ctx.check(ix.ge(length, 0), "start, stop and step give more than 2**63 - 1 elements")
+    return length
 
 
 def _arange_body(ctx, out, element, start, step):
@@ -207,9 +232,9 @@ def _lower_concatenate(ctx, op):
     for d in range(rt.rank):
         candidates = [ctx.size(x, d) for x in inputs]
         if d == axis:
-            total = 0
-            for s in candidates:
-                total = ix.add(total, s)
+            fits, total = ix.add_fits(candidates)
+            ctx.check(fits, f"the inputs of shapes {shapes} have more than 2**63 - 1 elements "
+                            f"along axis {axis} together")
             sizes.append(total)
             continue
         static = [s for s in candidates if isinstance(s, int)]
@@ -217,6 +242,7 @@ def _lower_concatenate(ctx, op):
         for s in candidates:
             ctx.check(ix.eq(s, size), f"input shapes {shapes} differ in dimension {d}")
         sizes.append(size)
+    ctx.check_size(sizes, rt.element, "the result")
     out = ctx.fresh(rt, sizes)
     offset = 0
     for x in inputs:

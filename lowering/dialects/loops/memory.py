@@ -15,6 +15,7 @@ from lowering.ir.attributes import IntAttr
 from lowering.ir.core import (PURE, Operation, VerifyError, attr, operand, register_op, result,
                               var_operand)
 from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, INDEX, ScalarType
 
 from .checks import DYNAMIC, buffer_type, check_count, check_indices, check_result_type, split_mixed
@@ -74,8 +75,7 @@ class AllocOp(Operation):
 def _alloc(interp, op, args):
     sizes = iter(as_index(a) for a in args)
     shape = tuple(next(sizes) if d is None else d for d in op.result.type.shape)
-    if any(d < 0 for d in shape):
-        raise ValueError(f"negative size in {shape}")
+    check_allocation(op.name, shape, op.result.type.dtype.itemsize)
     array = np.empty(shape, dtype=op.result.type.dtype)
     poison(array)
     live_allocations(interp)[id(array)] = array

@@ -25,6 +25,7 @@ import numpy as np
 from lowering.ir.attributes import ArrayAttr, DenseAttr, IntAttr
 from lowering.ir.core import OpResult, Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, ScalarType, TensorType, scalar_type_of
 
 from .base import ConstantOp, TensorOp
@@ -602,6 +603,7 @@ def _alloc(interp, op, args):
     value, dims = np.asarray(args[0]), [int(np.asarray(d)) for d in args[1:]]
     if any(d < 0 for d in dims):
         raise ValueError(f"tensor.alloc: negative dimension in {tuple(dims)}")
+    check_allocation("tensor.alloc", dims, op.result.type.dtype.itemsize)
     try:
         out = np.broadcast_to(value, dims)
     except ValueError:
@@ -690,8 +692,12 @@ def _arange_length(start, stop, step) -> int:
     if step == 0:
         raise ValueError("tensor.arange: step must not be zero")
     if all(isinstance(v, int) for v in (start, stop, step)):
-        return len(range(start, stop, step))
-    return max(0, math.ceil((stop - start) / step))
+        return max(0, -((start - stop) // step))  # len(range(...)) without its int64 limit
+    span = (stop - start) / step
+    if not math.isfinite(span):
+        raise ValueError(f"tensor.arange: start {start}, stop {stop} and step {step} give no "
+                         f"finite length")
+    return max(0, math.ceil(span))
 
 
 def _arange_values(start, stop, step, dtype) -> np.ndarray:
@@ -700,6 +706,13 @@ def _arange_values(start, stop, step, dtype) -> np.ndarray:
     start, stop, step = (np.asarray(v).item() for v in (start, stop, step))
     if step == 0:
         raise ValueError("tensor.arange: step must not be zero")
+    length = _arange_length(start, stop, step)
+    check_allocation("tensor.arange", (length,), np.dtype(dtype).itemsize)
+    if all(isinstance(v, int) for v in (start, stop, step)) and np.dtype(dtype).kind in "iu":
+        # start + i * step wraps in int64 on the way but not in the end (every element lies
+        # between start and stop), where NumPy's float64 length can be off by one near 2**63
+        steps = np.arange(length, dtype=np.int64) * np.int64(step)
+        return (steps + np.int64(start)).astype(dtype, copy=False)
     return np.arange(start, stop, step, dtype=dtype)
 
 
