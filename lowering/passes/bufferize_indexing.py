@@ -175,7 +175,7 @@ class _Gather:
     """The pieces of ``x[spec]`` with index arrays: the sliced view of ``x``, where the index
     arrays go, their broadcast shape and readers, and the result's sizes."""
 
-    def __init__(self, ctx, x, buffer, entries, operands):
+    def __init__(self, ctx, x, buffer, entries, operands, element, what="the result"):
         self.ctx = ctx
         self.view, view_sizes = _basic_view(ctx, x, buffer, entries, operands)
         positions = [d for d, e in enumerate(entries) if isinstance(e, ArrayIndex)]
@@ -189,6 +189,9 @@ class _Gather:
         self.sizes = self.before + self.shape + self.after
         self.readers = [ctx.broadcast_reader(a, self.shape, "an index array",
                                              first=len(self.before)) for a in arrays]
+        # The index arrays broadcast together can outgrow the input and every index array: the
+        # size is checked before the bounds, whose check visits every broadcast index.
+        ctx.check_size(self.sizes, element, what)
         self._check_bounds()
 
     def _check_bounds(self) -> None:
@@ -255,9 +258,8 @@ def _broadcast_sizes(ctx, arrays) -> list:
 
 @lowers(AdvancedSubtensorOp)
 def _lower_advanced_subtensor(ctx, op):
-    gather = _Gather(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices)
-    # the index arrays broadcast together can outgrow the input and every index array
-    ctx.check_size(gather.sizes, op.result.type.element, "the result")
+    gather = _Gather(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices,
+                     op.result.type.element)
     out = ctx.fresh(op.result.type, gather.sizes)
 
     def body(b, ivs):
@@ -273,7 +275,8 @@ def _lower_advanced_write(ctx, op):
     x, rt = op.input, op.result.type
     out = ctx.fresh(rt, ctx.sizes(x))
     ctx.copy(x, out.buffer)
-    gather = _Gather(ctx, x, out.buffer, op.entries, op.indices)
+    gather = _Gather(ctx, x, out.buffer, op.entries, op.indices, rt.element,
+                     "the selection written")
     reader = ctx.broadcast_reader(op.value, gather.sizes)
     accumulate = isinstance(op, AdvancedIncSubtensorOp)
 
