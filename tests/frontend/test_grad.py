@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import lowering.tensor as T
 from lowering.frontend.errors import DisconnectedInputError, GraphTypeError
 
-from .helpers import evaluate, numeric_grad
+from .helpers import evaluate, float64_by_default, numeric_grad  # noqa: F401 (autouse)
 
 rng = np.random.default_rng(42)
 A = rng.uniform(0.5, 1.5, (3, 4))
