@@ -1,7 +1,10 @@
-"""Suite-wide fixtures."""
+"""Suite-wide fixtures, and the hypothesis profile (see ``hypothesis_profiles``)."""
 import pytest
 
+from hypothesis_profiles import load_profile
 from lowering.config import config
+
+load_profile()
 
 
 @pytest.fixture(autouse=True)

@@ -88,6 +88,13 @@ def emit_arctan2(mb: MathBuilder, y: ir.Value, x: ir.Value) -> ir.Value:
     # Scale both down when large, so 3·|y| or 3·|x| in the reduction cannot overflow.
     big = mb.gt(mb.select(mb.gt(ay, ax), ay, ax), mb.fmt.largest / 8)
     ys, xs = mb.select(big, mb.mul(ay, 0.125), ay), mb.select(big, mb.mul(ax, 0.125), ax)
+    # Scale both up when small: below 2**(emin + 2p) the reduction's error terms (the low part
+    # of an exact product, the quotient's residual) fall into the subnormal range and lose bits.
+    precision = mb.fmt.precision
+    emin = 2 - 2 ** (mb.fmt.bits - precision - 1)
+    small = mb.lt(mb.select(mb.gt(ay, ax), ay, ax), math.ldexp(1.0, emin + 2 * precision))
+    up = math.ldexp(1.0, 2 * precision)
+    ys, xs = mb.select(small, mb.mul(ay, up), ys), mb.select(small, mb.mul(ax, up), xs)
     base, rest = _atan_reduced(mb, ys, xs, mb.div(ay, ax))
     angle = mb.add(base, rest)
     # Left half plane: π - angle, with π and the angle as double-words.

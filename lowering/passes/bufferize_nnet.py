@@ -2,9 +2,9 @@
 
 For each line along the axis (a ``loops.parallel`` over the other dimensions, or over the axis
 itself for a vector), three passes over the line: the maximum ``m`` (NaN propagates), the sum of
-``exp(x - s)`` with ``s = m`` when ``m`` is finite and 0 otherwise (as the interpreter's rule, so
-an all ``-inf`` line gives NaN rather than a warning), then ``exp(x - s) / sum`` or
-``(x - s) - log(sum)``. Large inputs give finite results.
+``exp(x - m)``, then ``exp(x - m) / sum`` or ``(x - m) - log(sum)``: NumPy's formula, as the
+interpreter's rule computes it. Large inputs give finite results; a line holding NaN or +inf,
+or all -inf, is all NaN (``inf - inf``).
 """
 from __future__ import annotations
 
@@ -36,10 +36,8 @@ def _lower_softmax(ctx, op):
             a = ctx.arith(bb)
             return [a.apply(scalar.MaximumOp, carried[0], reader.load(bb, at(ivs[0])))]
 
-        (peak,) = ctx.fold(b, [sizes[axis]], [ctx.constant(-np.inf, element)], peak_step)
+        (shift,) = ctx.fold(b, [sizes[axis]], [ctx.constant(-np.inf, element)], peak_step)
         a = ctx.arith(b)
-        finite = a.not_(a.or_(a.apply(scalar.IsNanOp, peak), a.apply(scalar.IsInfOp, peak)))
-        shift = a.select(finite, peak, ctx.constant(0, element))
 
         def sum_step(bb, ivs, carried):
             s = ctx.arith(bb)

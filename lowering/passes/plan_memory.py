@@ -96,6 +96,8 @@ class _Buffer:
     first_op: Operation
     last_op: Operation
     returned: bool
+    at: int  # the position of the allocation
+    first_direct: int  # of the first op taking the buffer itself (a view of it, a dim, ...)
 
     @property
     def value(self) -> Value:
@@ -134,8 +136,11 @@ def _buffers(block: Block) -> list[_Buffer]:
         if any(user is None for user in users):
             continue  # used outside the block (verified IR never does)
         users.sort(key=lambda user: position[id(user)])
+        direct = [top_ancestor(use.op, block) for use in op.result.uses]
+        first_direct = min((position[id(user)] for user in direct if user is not None),
+                           default=position[id(op)])
         found.append(_Buffer(op, position[id(users[0])], position[id(users[-1])], users[0],
-                             users[-1], is_returned(op.result)))
+                             users[-1], is_returned(op.result), position[id(op)], first_direct))
     return found
 
 
@@ -156,9 +161,11 @@ def _reuse(buffers: list[_Buffer], facts: SizeFacts) -> list[_Buffer]:
             if other.last < buf.first and not other.returned:
                 active.remove(other)
                 dead.append(other)
+        # The donor's allocation must come before every op taking the buffer: a view made
+        # before the buffer's contents are first used would otherwise precede the donor.
         donor = next((d for d in dead if d.value.type == buf.value.type and buf.first_op is not
-                      buf.alloc and isinstance(buf.alloc, AllocOp) and
-                      facts.same_sizes(d.value, buf.value, before=buf.alloc)), None)
+                      buf.alloc and isinstance(buf.alloc, AllocOp) and d.at < buf.first_direct
+                      and facts.same_sizes(d.value, buf.value, before=buf.alloc)), None)
         if donor is None:
             kept.append(buf)
             active.append(buf)

@@ -7,7 +7,9 @@ the front end builds, not the compiler.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from lowering.config import config
 from lowering.frontend.graph import toposort
 from lowering.ir.interpreter import Interpreter
 
@@ -39,3 +41,11 @@ def numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
         x[pos] = old
         grad[pos] = (up - down) / (2 * eps)
     return grad
+
+
+@pytest.fixture(autouse=True)
+def float64_by_default():
+    """Tests written for the default floatX (float64) keep it whatever ``LOWERING_FLAGS`` sets:
+    a module imports this fixture to use it."""
+    with config.change_flags(floatX="float64"):
+        yield

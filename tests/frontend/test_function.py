@@ -405,6 +405,18 @@ def test_the_checking_mode_names_the_pass_that_changed_a_result():
         f(np.array([0.0, 1.0]))
 
 
+@pytest.mark.parametrize("dtype, x0", [("float64", 30.0), ("float32", 12.0)])
+def test_the_checking_mode_accepts_a_rewrite_that_makes_a_result_more_precise(dtype, x0):
+    """stabilize turns log(1 - sigmoid(x)) into -softplus(x): at x = 30 the graph as built loses
+    three digits (-30.00102 in float64), the rewritten one is right; only a result farther from
+    a more precise run would name the pass."""
+    x = T.vector("x", dtype=dtype)
+    f = function([x], T.log(1 - T.nnet.sigmoid(x)), mode="DebugMode")
+    data = np.array([x0, 1.0, -3.0], dtype=dtype)
+    np.testing.assert_allclose(f(data), -np.logaddexp(0, data.astype(np.float64)),
+                               rtol=1e-6 if dtype == "float32" else 1e-14)
+
+
 def test_profile_mode_optimizes_as_fast_run():
     assert get_mode("ProfileMode").optimizations == get_mode("FAST_RUN").optimizations
 

@@ -11,7 +11,7 @@ import lowering.tensor as T
 from lowering.config import config
 from lowering.frontend.errors import GraphTypeError
 
-from .helpers import evaluate
+from .helpers import evaluate, float64_by_default  # noqa: F401 (autouse)
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"]
 

@@ -97,6 +97,20 @@ def test_error_within_documented_bound_over_the_whole_range(kernels, name, fmt, 
     _check_classes(kernels, name, fmt, args)
 
 
+@pytest.mark.parametrize("fmt", ["f32", "f64"])
+def test_arctan2_of_subnormal_pairs_within_documented_bound(kernels, fmt):
+    """Both arguments subnormal or near it: the reduction's error terms must not underflow
+    (arctan2.f64(1.55e-321, 1.235e-320) was 1.06 ulp off)."""
+    dtype = DTYPES[fmt]
+    unit = np.finfo(dtype).smallest_subnormal
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 2 ** 14, (2, 4000)) * rng.choice([-1, 1], (2, 4000))
+    y, x = (c * unit for c in counts.astype(dtype))
+    scales = np.repeat(np.array([1, 2 ** 20, 2 ** 40], dtype), len(y) // 3 + 1)[:len(y)]
+    args = [np.append(y * scales, dtype(1.55e-321)), np.append(x * scales, dtype(1.235e-320))]
+    _check_accuracy(kernels, "arctan2", fmt, args)
+
+
 # Dense sweeps of the main domains (where arguments are neither huge nor trivial).
 SWEEPS = {
     "exp": (-104, 89), "exp2": (-150, 128), "expm1": (-20, 89), "log": (0, 30), "log2": (0, 30),

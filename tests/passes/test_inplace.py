@@ -322,3 +322,26 @@ def test_random_optimized_graphs_with_updates_in_place(case):
     module, arrays = case
     PassManager("canonicalize,cse,stabilize,specialize,fuse").run(module)
     check_updates(module, arrays, "inplace,plan-memory")
+
+
+def test_a_buffer_viewed_before_a_dead_one_is_allocated_keeps_its_own_memory():
+    """The copy made for an in-place update of a shared variable is viewed (for an empty
+    slice) before the comparison's buffer is allocated; giving it that dead buffer's memory
+    left the view before the allocation it views (found with --hypothesis-seed=105)."""
+    module = module_from(SHARED_UPDATE_WITH_EARLY_VIEW)
+    check_updates(module, [np.array([[False]]), np.array(-1),
+                           np.array([3, 1, 2, 3], dtype=np.int32)], "inplace,plan-memory")
+
+
+SHARED_UPDATE_WITH_EARLY_VIEW = """
+"builtin.module"() ({
+  "func.func"() ({
+  ^bb0(%arg0: tensor<1x1xi1>, %arg1: tensor<i64>, %arg2: tensor<?xi32>):
+    %0 = "tensor.subtensor"(%arg0) {spec = [["slice", 1 : i64, 2 : i64, "none"], ["slice", 3 : i64, "none", 2 : i64]]} : (tensor<1x1xi1>) -> tensor<0x0xi1>
+    %1 = "tensor.set_subtensor"(%arg0, %0) {spec = [["slice", 1 : i64, 2 : i64, "none"], ["slice", 3 : i64, "none", 2 : i64]]} : (tensor<1x1xi1>, tensor<0x0xi1>) -> tensor<1x1xi1>
+    %2 = "tensor.le"(%arg0, %arg0) : (tensor<1x1xi1>, tensor<1x1xi1>) -> tensor<1x1xi1>
+    %3 = "tensor.concatenate"(%arg0, %2) {axis = 0 : i64} : (tensor<1x1xi1>, tensor<1x1xi1>) -> tensor<2x1xi1>
+    "func.return"(%1, %3) : (tensor<1x1xi1>, tensor<2x1xi1>) -> ()
+  }) {sym_name = "f", function_type = (tensor<1x1xi1>, tensor<i64>, tensor<?xi32>) -> (tensor<1x1xi1>, tensor<2x1xi1>), shared_updates = [[0 : i64, 0 : i64]]} : () -> ()
+}) : () -> ()
+"""

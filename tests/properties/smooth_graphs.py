@@ -10,6 +10,8 @@ integer indices, set/inc_subtensor) and adds ``T.nnet`` functions and joins.
 
 >>> bool(smooth_at(np.array([0.5, -0.5]), "abs")), bool(smooth_at(np.array([1e-9]), "abs"))
 (True, False)
+>>> off_branch_cut(np.array([1e-9, 0.5]), np.array([1.0, -1.0])), off_branch_cut(1e-9, -1.0)
+(True, False)
 """
 from __future__ import annotations
 
@@ -57,6 +59,13 @@ def smooth_at(value: np.ndarray, name: str) -> bool:
     ``value``."""
     domain = UNARY_DOMAINS[name]
     return domain is None or domain(value)
+
+
+def off_branch_cut(y, x) -> bool:
+    """Whether ``arctan2(y, x)`` is smooth at these (broadcast) operands: it jumps by 2 pi
+    where ``y`` crosses 0 with ``x < 0``, so ``y`` stays MARGIN away from 0 there."""
+    y, x = np.broadcast_arrays(np.asarray(y, float), np.asarray(x, float))
+    return bool(np.all((x >= 0) | (np.abs(y) > MARGIN)))
 
 
 def _ties(value: np.ndarray, axis) -> bool:
@@ -126,7 +135,8 @@ class SmoothGraphBuilder(GraphBuilder):
             return None
         if name == "pow" and not ((integer_power or _above(0.2)(va)) and np.all(np.abs(vb) < 3)):
             return None
-        if name == "arctan2" and not _above(0.2)(np.abs(va) + np.abs(vb)):
+        if name == "arctan2" and not (_above(0.2)(np.abs(va) + np.abs(vb))
+                                      and off_branch_cut(va, vb)):
             return None
         value = mirror.elementwise(name, operand_value(a), operand_value(b), floatx=self.floatx)
         if not np.all(np.isfinite(value)) or np.max(np.abs(value), initial=0) > 1e4:

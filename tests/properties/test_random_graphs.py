@@ -20,7 +20,7 @@ from lowering.frontend.errors import GraphTypeError
 from lowering.ir.interpreter import InterpreterError
 
 from .graphs import GraphBuilder
-from .results import assert_same_result
+from .results import assert_same_result, lowest_float_precision
 
 
 def check_random_graph(data, floatx: str, mode: str) -> None:
@@ -40,7 +40,7 @@ def check_random_graph(data, floatx: str, mode: str) -> None:
                             on_unused_input="ignore")
         results = f(*arrays)
     for node, got in zip(outputs, results):
-        assert_same_result(got, node.value, node.name)
+        assert_same_result(got, node.value, node.name, lowest_float_precision(node.var))
     for array, copy in zip(arrays, saved):
         np.testing.assert_array_equal(array, copy, err_msg="an input array was modified")
 

@@ -94,12 +94,12 @@ class LogSoftmaxOp(_SoftmaxBase):
 
 
 def _shifted(op, x: np.ndarray) -> np.ndarray:
+    """``x - max(x, axis)``, NumPy's formula everywhere: a line holding +inf is all NaN
+    (``inf - inf``), as is a line of -inf or one holding NaN (callers ignore the warnings)."""
     axis = op.normalized_axis
     if x.shape[axis] == 0:
         return x
-    peak = np.max(x, axis=axis, keepdims=True)
-    # Rows that are all -inf (or hold +inf) keep NumPy's nan/inf instead of inf - inf warnings.
-    return x - np.where(np.isfinite(peak), peak, 0)
+    return x - np.max(x, axis=axis, keepdims=True)
 
 
 @interpreter_rule("tensor.softmax")
