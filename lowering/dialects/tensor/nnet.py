@@ -56,7 +56,8 @@ class _SoftmaxBase(TensorOp):
 
 @register_op
 class SoftmaxOp(_SoftmaxBase):
-    """``tensor.softmax(x) {axis}``: ``exp(x) / sum(exp(x), axis)``."""
+    """``tensor.softmax(x) {axis}``: ``exp(x - max) / sum(exp(x - max), axis)`` (NaN along a line
+    holding +inf, as NumPy computes it)."""
 
     name = "tensor.softmax"
 
