@@ -27,9 +27,10 @@ import atexit
 import ctypes
 import signal
 import threading
-from typing import Callable
 
 import llvmlite.ir as ir
+
+from .jit import Loader, ProcessLibrary
 
 INTERRUPTS_FUNCTION = "lowering_interrupts"
 HANDLER_FUNCTION = "lowering_on_sigint"
@@ -72,9 +73,10 @@ def interrupts_description() -> str:
     return f"lowering interrupts v{INTERRUPTS_VERSION}"
 
 
-Loader = Callable[[str, Callable[[], str]], object]
-_installed: dict[str, object] = {}
+_LIBRARY = ProcessLibrary(INTERRUPTS_FUNCTION, interrupts_description, interrupts_ir, opt=1)
 _lock = threading.Lock()
+_loader: list = []  # the loader compiled code uses (a disk cache), once it is known
+_restore_at_exit: list = []
 
 
 def install_interrupts(load: Loader | None = None) -> int:
@@ -84,18 +86,7 @@ def install_interrupts(load: Loader | None = None) -> int:
     >>> install_interrupts() == install_interrupts()
     True
     """
-    from .jit import JitLibrary, compile_object, register_symbol
-    with _lock:
-        library = _installed.get("library")
-        if library is None:
-            if load is None:
-                library = JitLibrary(compile_object(interrupts_ir(), opt=1))
-            else:
-                library = load(interrupts_description(), interrupts_ir)
-            address = library.address(INTERRUPTS_FUNCTION)
-            register_symbol(INTERRUPTS_FUNCTION, address)
-            _installed.update(library=library, address=address)
-        return _installed["address"]
+    return _LIBRARY.install(load)
 
 
 _api = ctypes.pythonapi
@@ -120,8 +111,8 @@ def watch_sigint() -> bool:
     """
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return False
-    install_interrupts(_installed.get("loader"))
-    library = _installed["library"]
+    install_interrupts(_loader[0] if _loader else None)
+    library = _LIBRARY.library
     ours = library.address(HANDLER_FUNCTION)
     getsig, setsig = _sigaction_api()
     with _lock:
@@ -133,20 +124,21 @@ def watch_sigint() -> bool:
         ctypes.c_void_p.from_address(library.global_address("interrupts.previous")).value = \
             current
         setsig(signal.SIGINT, ours)
-        if not _installed.get("restore"):
+        if not _restore_at_exit:
             atexit.register(_stop_watching)
-            _installed["restore"] = True
+            _restore_at_exit.append(True)
     return True
 
 
 def use_loader(load: Loader) -> None:
     """Load the library with ``load`` (a disk cache) when it is first needed."""
-    _installed.setdefault("loader", load)
+    if not _loader:
+        _loader.append(load)
 
 
 def _stop_watching() -> None:
     """Give SIGINT back to the handler ours replaced (at exit, before the code is unloaded)."""
-    library = _installed.get("library")
+    library = _LIBRARY.library
     if library is None:
         return
     getsig, setsig = _sigaction_api()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import Callable
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -133,3 +134,41 @@ class JitLibrary:
         if not addr:
             raise KeyError(f"no global '{name}' in compiled code")
         return addr
+
+
+Loader = Callable[[str, Callable[[], str]], object]
+
+
+class ProcessLibrary:
+    """A runtime library of the process (the thread pool, the SIGINT counter): its LLVM IR is
+    compiled and loaded once, and its entry function registered for JIT code that calls it.
+    ``install(load)`` takes ``load(description, produce_ir)``, which gives a loaded library
+    (with ``address(name)``), e.g. from a disk cache; by default the IR is compiled here. The
+    library stays loaded for the life of the process.
+
+    >>> seven = ProcessLibrary("seven_lib", lambda: "seven v1",
+    ...                        lambda: "define i64 @seven_lib() { ret i64 7 }", opt=0)
+    >>> seven.install() == seven.install() == seven.library.address("seven_lib")
+    True
+    """
+
+    def __init__(self, function: str, description: Callable[[], str],
+                 produce_ir: Callable[[], str], opt: int):
+        self.function, self.description, self.produce_ir, self.opt = \
+            function, description, produce_ir, opt
+        self.library = None
+        self._address = 0
+        self._lock = threading.Lock()
+
+    def install(self, load: Loader | None = None) -> int:
+        """Load the library if this process has not yet; the entry function's address."""
+        with self._lock:
+            if self.library is None:
+                if load is None:
+                    library = JitLibrary(compile_object(self.produce_ir(), opt=self.opt))
+                else:
+                    library = load(self.description(), self.produce_ir)
+                self._address = library.address(self.function)
+                register_symbol(self.function, self._address)
+                self.library = library
+            return self._address

@@ -38,10 +38,9 @@ True
 """
 from __future__ import annotations
 
-import threading
-from typing import Callable
-
 import llvmlite.ir as ir
+
+from .jit import Loader, ProcessLibrary
 
 POOL_FUNCTION = "lowering_parallel_for"
 # Bump when the pool's code changes (it is part of the disk cache's description).
@@ -362,11 +361,6 @@ def thread_pool_description() -> str:
            f"chunks={CHUNKS_PER_THREAD} align={GRAIN_ALIGN}"
 
 
-Loader = Callable[[str, Callable[[], str]], object]
-_installed: dict[str, object] = {}
-_install_lock = threading.Lock()
-
-
 def install_thread_pool(load: Loader | None = None) -> int:
     """Compile and load the pool once per process, register ``POOL_FUNCTION`` for the JIT and
     return its address. ``load(description, produce_ir)`` gives a loaded library (with
@@ -377,16 +371,7 @@ def install_thread_pool(load: Loader | None = None) -> int:
     >>> install_thread_pool() == install_thread_pool()
     True
     """
-    from .jit import JitLibrary, compile_object, register_symbol
-    with _install_lock:
-        library = _installed.get("library")
-        if library is None:
-            if load is None:
-                library = JitLibrary(compile_object(thread_pool_ir(), opt=0))
-            else:
-                library = load(thread_pool_description(), thread_pool_ir)
-            address = library.address(POOL_FUNCTION)
-            register_symbol(POOL_FUNCTION, address)
-            _installed["library"] = library
-            _installed["address"] = address
-        return _installed["address"]
+    return _POOL.install(load)
+
+
+_POOL = ProcessLibrary(POOL_FUNCTION, thread_pool_description, thread_pool_ir, opt=0)
