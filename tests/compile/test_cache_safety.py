@@ -231,6 +231,10 @@ def test_a_thread_pool_entry_copied_from_another_key_is_rebuilt(tmp_path):
     script.write_text(POOL_SCRIPT)
     env = {k: v for k, v in os.environ.items() if k not in ("LOWERING_FLAGS", "THEANO_FLAGS")}
     env.update(LOWERING_CACHE_DIR=directory, LOWERING_FLAGS="openmp=True,cpu_threads=2")
+    # The child imports the package this process imported (the checkout or the installed
+    # copy): the keys computed here hold the compiler fingerprint of that one.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(theano.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
 
     def run():
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
