@@ -1,6 +1,6 @@
 """The LLVM IR of the Python-facing wrapper around a compiled function's native entry.
 
-A ``Function`` call must cost little more than one native call (DESIGN.md section 6). A call made
+A ``Function`` call must cost little more than one native call (docs/performance.md). A call made
 with ``ctypes`` costs about as much as NumPy's whole ``x + 1``, and reading an array's address
 through ``__array_interface__`` twice that, so the wrapper is native code itself: a
 ``METH_FASTCALL`` built-in function ``wrapper(self, args, nargs)`` that, holding the GIL,

@@ -1,6 +1,6 @@
 """Modes and the compilation pipeline behind ``function()``.
 
-A function's IR goes through named stages (DESIGN.md section 1)::
+A function's IR goes through named stages (docs/architecture.md)::
 
     tensor     the module as built from the user's graph
     optimized  after the mode's graph optimizations (canonicalize, cse, stabilize, specialize, fuse,

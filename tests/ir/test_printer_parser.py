@@ -103,7 +103,7 @@ def round_trip(text: str, **options) -> str:
 # ---------------------------------------------------------------------------------------------
 # Exact texts
 
-DESIGN_EXAMPLE = '''\
+GENERIC_EXAMPLE = '''\
 "builtin.module"() ({
   "func.func"() ({
   ^bb0(%x: tensor<?x784xf32>, %w: tensor<784xf32>):
@@ -136,19 +136,19 @@ def build_example() -> ModuleOp:
 
 
 def test_generic_form_is_mlir_generic_form():
-    assert print_op(build_example(), generic=True) == DESIGN_EXAMPLE
+    assert print_op(build_example(), generic=True) == GENERIC_EXAMPLE
 
 
 def test_pretty_form_of_builtin_ops():
     assert print_op(build_example()) == PRETTY_EXAMPLE
 
 
-@pytest.mark.parametrize("text", [DESIGN_EXAMPLE, PRETTY_EXAMPLE])
+@pytest.mark.parametrize("text", [GENERIC_EXAMPLE, PRETTY_EXAMPLE])
 @pytest.mark.parametrize("generic", [True, False])
 def test_either_form_reads_back_to_the_same_module(text, generic):
     module = parse_module(text)
     assert isinstance(module, ModuleOp) and isinstance(module.functions[0], FuncOp)
-    expected = DESIGN_EXAMPLE if generic else PRETTY_EXAMPLE
+    expected = GENERIC_EXAMPLE if generic else PRETTY_EXAMPLE
     assert print_op(module, generic=generic) == expected
 
 
