@@ -41,6 +41,15 @@ def _forget_loaded_code():
     gc.collect()
 
 
+def _stored_key(constant: float) -> str:
+    """Build ``_build(constant)`` into the disk cache and forget it in this process: its key."""
+    f = _build(constant)
+    key = f._execute.compiled.key
+    del f
+    _forget_loaded_code()
+    return key
+
+
 def _entries(directory) -> list[str]:
     return sorted(os.path.join(d, name) for d, _, names in os.walk(directory) for name in names
                   if name.endswith(".bin"))
@@ -146,10 +155,7 @@ def test_a_sticky_parent_is_accepted_only_if_root_or_we_own_it(tmp_path):
 def test_a_folder_others_can_write_is_not_loaded_from(tmp_path):
     directory = str(tmp_path / "cache")
     with config.change_flags(cache_dir=directory):
-        f = _build(45.5)
-        key = f._execute.compiled.key
-        del f
-        _forget_loaded_code()
+        key = _stored_key(45.5)
         folder = os.path.join(directory, key[:2])
         os.chmod(folder, 0o777)
         with pytest.warns(CacheWarning, match="compile cache folder .* is writable by other"):
@@ -162,10 +168,7 @@ def test_a_folder_others_can_write_is_not_loaded_from(tmp_path):
 def test_an_entry_of_another_user_is_ignored_and_replaced(tmp_path):
     directory = str(tmp_path / "cache")
     with config.change_flags(cache_dir=directory):
-        f = _build(46.5)
-        key = f._execute.compiled.key
-        del f
-        _forget_loaded_code()
+        key = _stored_key(46.5)
         path = DiskCache(directory)._path(key)
         os.chown(path, OTHER_UID, OTHER_UID)
         with pytest.warns(CacheWarning, match=f"belongs to uid {OTHER_UID}"):
