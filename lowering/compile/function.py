@@ -444,11 +444,11 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         locks = self._locks
+        if not locks:  # no state, reentrant code: calls run in parallel
+            return self._call(args, kwargs)
         if len(locks) == 1:  # the usual case: one shared variable, or code with a workspace
             with locks[0]:
                 return self._call(args, kwargs)
-        if not locks:
-            return self._call(args, kwargs)
         with contextlib.ExitStack() as held:
             for lock in locks:
                 held.enter_context(lock)
