@@ -13,8 +13,8 @@ on the node's values (no float→int cast of NaN, no maximum of an empty axis, .
 ``recipe`` lists the steps as Python, for failure reports.
 
 >>> import lowering.tensor as T
->>> x = Node(T.row("x"), np.zeros((1, 3)), "x")
->>> y = Node(T.matrix("y"), np.zeros((2, 3)), "y")
+>>> x = Node(T.drow("x"), np.zeros((1, 3)), "x")
+>>> y = Node(T.dmatrix("y"), np.zeros((2, 3)), "y")
 >>> check_static_type(x)
 >>> broadcast_together(x, y), broadcast_together(y, np.zeros((4, 3))), broadcast_together(y, 2.0)
 (True, False, True)
