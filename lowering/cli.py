@@ -6,12 +6,17 @@ In the spirit of ``mlir-opt`` and ``xdsl-opt``::
     lowering-opt examples/logreg.py:train -p fuse --emit ir
     lowering-opt examples/logreg.py:train --target cuda --emit ptx
     lowering-opt tests.mlir --split-input-file --verify-diagnostics
+    lowering-opt test-ops.mlir --load-dialect test -p canonicalize
     lowering-opt --cache-info
     lowering-opt --cache-clear
 
 Input is a file, ``-`` or nothing for standard input, or ``file.py:name``: the Python file is run
 (not as ``__main__``) and its module-level object ``name`` gives the IR through its
 ``ir_module()`` method (compiled functions have one), or is itself an IR module.
+
+Ops are read through the default context (``lowering.ir.context``); ``--load-dialect NAME`` reads
+and transforms them through a context that has dialect ``NAME`` of ``lowering.dialects.DIALECTS``
+too, such as ``test``, the dialect of the tests' ops.
 
 Output stages are the ``EMITTERS`` registry: a name and a function from the final module to text.
 ``ir`` (the default) prints the IR with ``--generic`` and ``--print-locations`` honoured; a backend
@@ -40,8 +45,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Callable
 
-import lowering.dialects  # noqa: F401  (registers every op)
+from lowering.dialects import DIALECTS  # (importing it defines every op)
 import lowering.passes  # noqa: F401  (registers every pass)
+from lowering.ir.context import Context, default_context
 from lowering.ir.core import IRError, Operation, did_you_mean
 from lowering.ir.diagnostics import render_op_error
 from lowering.ir.location import UNKNOWN
@@ -157,6 +163,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify-each", dest="verify_each", action="store_false",
                    help="do not verify the IR after each pass")
     p.add_argument("--list-passes", action="store_true", help="list the passes and their options")
+    p.add_argument("--load-dialect", action="append", default=[], metavar="NAME",
+                   help="load dialect NAME besides the default ones (e.g. 'test', the ops the "
+                        "tests use)")
     p.add_argument("--reproducer", metavar="FILE",
                    help="when a pass fails, write its input IR and pipeline to FILE")
     p.add_argument("--run-reproducer", action="store_true",
@@ -214,6 +223,7 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
         raise UsageError(f"{what} '{bad}'{hint}")
     args.print_ir_before = _pass_names(args.print_ir_before, "--print-ir-before")
     args.print_ir_after = _pass_names(args.print_ir_after, "--print-ir-after")
+    args.context = _context(args.load_dialect)
     if args.emit not in EMITTERS:
         raise UsageError(f"unknown --emit stage '{args.emit}'{did_you_mean(args.emit, EMITTERS)} "
                          f"(stages: {', '.join(sorted(EMITTERS))})")
@@ -226,6 +236,20 @@ def _pass_names(values: list[str], flag: str) -> list[str]:
         if name not in PASS_REGISTRY:
             raise UsageError(f"{flag}: unknown pass '{name}'{did_you_mean(name, PASS_REGISTRY)}")
     return names
+
+
+def _context(dialect_names: list[str]) -> Context:
+    """The default context, or a new one with the dialects ``--load-dialect`` names as well."""
+    if not dialect_names:
+        return default_context()
+    context = Context()
+    for name in dialect_names:
+        if name not in DIALECTS:
+            raise UsageError(f"--load-dialect: unknown dialect '{name}'"
+                             f"{did_you_mean(name, DIALECTS)} (dialects: "
+                             f"{', '.join(sorted(DIALECTS))})")
+        context.load_dialect(DIALECTS[name])
+    return context
 
 
 def list_passes() -> str:
@@ -392,7 +416,7 @@ class _Session:
         # Blank lines in front keep line numbers those of the whole file.
         start = time.perf_counter()
         try:
-            module = parse_module("\n" * (first_line - 1) + chunk, filename)
+            module = parse_module("\n" * (first_line - 1) + chunk, filename, self.args.context)
         except ParseError as exc:
             return [Diagnostic(exc.reason, str(exc), exc.line)]
         except IRError as exc:
@@ -423,7 +447,8 @@ class _Session:
                                          filename)]
         reproducer = CrashReproducer(self.args.reproducer) if self.args.reproducer else None
         manager = PassManager(self.passes, verify_each=self.args.verify_each,
-                              instrumentations=self._instrumentations(reproducer))
+                              instrumentations=self._instrumentations(reproducer),
+                              context=self.args.context)
         try:
             manager.run(module)
         except PassError as exc:

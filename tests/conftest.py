@@ -3,6 +3,7 @@ import pytest
 
 from hypothesis_profiles import load_profile
 from lowering.config import config
+from lowering.dialects import test as test_dialect
 
 load_profile()
 
@@ -15,3 +16,10 @@ def _restore_config_flags():
     yield
     config._values.clear()
     config._values.update(saved)
+
+
+@pytest.fixture
+def test_context():
+    """A new context with the default dialects and the test dialect (``lowering.dialects.test``):
+    the test's own, so the default context never learns the test ops."""
+    return test_dialect.new_context()

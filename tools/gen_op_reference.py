@@ -13,7 +13,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import lowering.dialects  # noqa: E402,F401  (registers every op)
-from lowering.ir.core import OP_REGISTRY, Operation  # noqa: E402
+from lowering.ir.context import default_context  # noqa: E402
+from lowering.ir.core import Operation  # noqa: E402
 from lowering.ir.interpreter import RULES  # noqa: E402
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
@@ -58,11 +59,10 @@ def describe(cls) -> str:
 
 
 def render() -> str:
+    ops = default_context().ops
     by_dialect: dict[str, list] = {}
-    for name in sorted(OP_REGISTRY):
-        if name.split(".")[0].startswith("test"):  # ops that tests register
-            continue
-        by_dialect.setdefault(name.split(".")[0], []).append(OP_REGISTRY[name])
+    for name in sorted(ops):
+        by_dialect.setdefault(name.split(".")[0], []).append(ops[name])
     out = ["# Op reference", "",
            "Generated from the op definitions by `python tools/gen_op_reference.py`; do not edit by hand.",
            ""]

@@ -219,29 +219,22 @@ COMMUTATIVE = "commutative"
 SYMBOL = "symbol"              # has a sym_name
 
 
-OP_REGISTRY: dict[str, type["Operation"]] = {}
+# Op definitions in the order they were made; each dialect collects its own
+# (``lowering.ir.context.Dialect.of_package``), and a ``Context`` finds ops by name.
+_DEFINED_OPS: list[type["Operation"]] = []
 
 
 def register_op(cls: type["Operation"]) -> type["Operation"]:
-    """Class decorator: put an op class in the one registry of ops (by its ``name``)."""
-    if cls.name in OP_REGISTRY and OP_REGISTRY[cls.name] is not cls:
-        raise ValueError(f"op {cls.name} is defined twice")
-    OP_REGISTRY[cls.name] = cls
+    """Class decorator: mark ``cls`` as an op definition (not an abstract base), so the dialect
+    of its package lists it (see ``lowering.ir.context``)."""
+    if cls not in _DEFINED_OPS:
+        _DEFINED_OPS.append(cls)
     return cls
 
 
-def lookup_op(name: str) -> type["Operation"]:
-    """The op class called ``name``; an unknown name is an error naming the nearest known ones."""
-    try:
-        return OP_REGISTRY[name]
-    except KeyError:
-        dialect = name.split(".")[0]
-        dialects = sorted({n.split(".")[0] for n in OP_REGISTRY})
-        if dialect not in dialects:
-            hint = did_you_mean(dialect, dialects)
-            raise IRError(f"unknown dialect '{dialect}' in op '{name}'{hint}") from None
-        hint = did_you_mean(name, OP_REGISTRY)
-        raise IRError(f"unknown op '{name}'{hint}") from None
+def defined_ops() -> list[type["Operation"]]:
+    """Every class ``register_op`` marked, in the order they were defined."""
+    return list(_DEFINED_OPS)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

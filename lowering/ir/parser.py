@@ -2,7 +2,9 @@
 
 ``parse_module(text)`` gives back the top op (a ``builtin.module``; several top-level ops are
 wrapped in one). ``parse_type`` and ``parse_attribute`` read a single type or attribute. Ops are
-created through their registered classes, so their typed fields work. An op's location is its
+created through the classes a ``Context`` (``lowering.ir.context``; ``parse_module(text,
+context=...)``, by default the default context) finds by name, so their typed fields work; an op
+the context does not know is an error naming the nearest ones. An op's location is its
 trailing ``loc(...)`` when there is one, else the line and column of its name in the text.
 
 Malformed text raises ``ParseError``, whose message names the file, line and column and shows the
@@ -70,8 +72,8 @@ import numpy as np
 
 from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseAttr, DictAttr, FloatAttr, IntAttr,
                          StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
-from .core import (ISOLATED, OP_REGISTRY, Block, IRError, Operation, Region, Value, did_you_mean,
-                   lookup_op)
+from .context import Context, default_context
+from .core import ISOLATED, Block, IRError, Operation, Region, Value, did_you_mean
 from .location import UNKNOWN, FusedLoc, Location
 from .types import (F64, I64, SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType,
                     Type)
@@ -151,8 +153,10 @@ class OperandRef(NamedTuple):
         return f"%{self.name}" + (f"#{self.index}" if self.index else "")
 
 
-def parse_module(text: str, filename: str = "<input>") -> Operation:
+def parse_module(text: str, filename: str = "<input>", context: Context | None = None
+                 ) -> Operation:
     """The top op of ``text``; several top-level ops (or none) are wrapped in a ``builtin.module``.
+    Ops are found by name in ``context`` (default: the default context).
 
     >>> from lowering.dialects import builtin
     >>> m = parse_module('func.func @f(%x: f32) -> f32 { func.return %x : f32 }')
@@ -160,11 +164,12 @@ def parse_module(text: str, filename: str = "<input>") -> Operation:
     ('builtin.module', ['func.func'])
     """
     with _gc_paused():
-        ops = Parser(text, filename).parse_top_level()
+        parser = Parser(text, filename, context)
+        ops = parser.parse_top_level()
     if len(ops) == 1 and ops[0].name == "builtin.module":
         return ops[0]
     try:
-        module_class = lookup_op("builtin.module")
+        module_class = parser.context.lookup_op("builtin.module")
     except IRError as exc:
         raise IRError(f"{exc.message} (import lowering.dialects to register the dialects)"
                       ) from None
@@ -229,9 +234,11 @@ class _Scope:
 class Parser:
     """A recursive-descent parser over a token list; see the module docstring for its helpers."""
 
-    def __init__(self, text: str, filename: str = "<input>"):
+    def __init__(self, text: str, filename: str = "<input>", context: Context | None = None):
         self.text = text
         self.filename = filename
+        self.context = context or default_context()  # where op classes are found by name
+        self._op_classes = self.context.ops
         self._line_starts = [0]
         self._line_starts.extend(m.end() for m in re.finditer("\n", text))
         self._open_regions: list[int] = []  # where each region being read starts
@@ -884,11 +891,12 @@ class Parser:
         if kind == _STRING:
             self._i += 1
             name = self._string_value(name_at)
-            cls = OP_REGISTRY.get(name) or self._unknown_op(name, name_at)
+            cls = self._op_classes.get(name) or self._unknown_op(name, name_at)
         elif kind == _IDENT:
             self._i += 1
             name = texts[name_at]
-            cls = (OP_REGISTRY.get(name) or ("." not in name and OP_REGISTRY.get("builtin." + name))
+            cls = (self._op_classes.get(name)
+                   or ("." not in name and self._op_classes.get("builtin." + name))
                    or self._unknown_op(name, name_at))
         else:
             self.error(f"expected an operation, found {self._describe()}")
@@ -909,10 +917,11 @@ class Parser:
     def _unknown_op(self, name: str, at: int) -> NoReturn:
         if "." not in name:
             # Builtin ops are spelled without their dialect; others need theirs.
-            known = [n[len("builtin."):] if n.startswith("builtin.") else n for n in OP_REGISTRY]
+            known = [n[len("builtin."):] if n.startswith("builtin.") else n
+                     for n in self._op_classes]
             self.error(f"unknown op '{name}'{did_you_mean(name, known)}", at)
         try:
-            lookup_op(name)
+            self.context.lookup_op(name)
         except IRError as exc:
             self.error(exc.message, at)
         raise AssertionError(name)  # lookup_op found it after all: unreachable

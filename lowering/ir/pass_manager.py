@@ -57,13 +57,17 @@ class PassError(IRError):
 class PassManager:
     """Runs ``passes`` (pass objects or pipeline text) in order on a module.
 
-    ``verify_each`` verifies the input and the IR after every pass.
+    ``verify_each`` verifies the input and the IR after every pass. ``context`` (a
+    ``lowering.ir.context.Context``; default: the default context) is given to the passes that
+    find ops by name, such as ``canonicalize``.
     """
 
     def __init__(self, passes: Iterable[ModulePass] | str = (), verify_each: bool = True,
-                 instrumentations: Iterable[PassInstrumentation] = ()):
-        self.passes: list[ModulePass] = (parse_pipeline(passes) if isinstance(passes, str)
-                                         else list(passes))
+                 instrumentations: Iterable[PassInstrumentation] = (), context=None):
+        self.context = context
+        self.passes: list[ModulePass] = []
+        for pass_ in parse_pipeline(passes) if isinstance(passes, str) else passes:
+            self.add(pass_)
         self.verify_each = verify_each
         self.instrumentations: list[PassInstrumentation] = list(instrumentations)
 
@@ -73,7 +77,7 @@ class PassManager:
         return pipeline_to_string(self.passes)
 
     def add(self, pass_: ModulePass) -> "PassManager":
-        self.passes.append(pass_)
+        self.passes.append(pass_ if self.context is None else pass_.with_context(self.context))
         return self
 
     def add_instrumentation(self, instrumentation: PassInstrumentation) -> "PassManager":

@@ -73,7 +73,13 @@ class ModulePass:
         return [PassOption(f.name.replace("_", "-"), f.name, hints[f.name], f.default,
                            f.metadata.get("help", ""), f.metadata.get("minimum"),
                            f.metadata.get("maximum"), f.metadata.get("power_of_two", False))
-                for f in dataclasses.fields(cls) if f.init]
+                for f in dataclasses.fields(cls) if f.init and not f.metadata.get("context")]
+
+    def with_context(self, context) -> "ModulePass":
+        """This pass, finding ops through ``context`` (a ``lowering.ir.context.Context``) if it
+        has a ``context_field``; else this pass itself."""
+        fields = {f.name for f in dataclasses.fields(self) if f.metadata.get("context")}
+        return dataclasses.replace(self, **{name: context for name in fields}) if fields else self
 
     def pipeline_element(self) -> str:
         """This pass in pipeline text, with the options that differ from their defaults."""
@@ -143,6 +149,14 @@ def option(default, help: str = "", minimum=None, maximum=None, power_of_two: bo
     """
     return dataclasses.field(default=default, metadata={
         "help": help, "minimum": minimum, "maximum": maximum, "power_of_two": power_of_two})
+
+
+def context_field():
+    """The field of a pass that finds ops by name, as in ``context: Context | None =
+    context_field()``: the ``Context`` to ask (``None``: the default context). Not an option:
+    pipeline text does not set it, ``PassManager(..., context=...)`` does.
+    """
+    return dataclasses.field(default=None, compare=False, repr=False, metadata={"context": True})
 
 
 class PassFailure(Exception):

@@ -2,14 +2,17 @@
 applied by the greedy driver until nothing changes.
 
 An op class contributes patterns through its classmethod ``canonicalization_patterns()`` and
-constants through ``fold()`` and ``materialize_constant`` (see ``lowering.ir.patterns``).
+constants through ``fold()`` and ``materialize_constant`` (see ``lowering.ir.patterns``). The
+patterns are those of every op the pass's context knows (``PassManager(context=...)``; default:
+the default context) and of every op class in the module.
 """
 from __future__ import annotations
 
 from typing import Iterable
 
-from lowering.ir.core import OP_REGISTRY, Operation, did_you_mean
-from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
+from lowering.ir.context import Context, default_context
+from lowering.ir.core import Operation, did_you_mean
+from lowering.ir.passes import ModulePass, PassFailure, context_field, option, register_pass
 from lowering.ir.patterns import RewritePattern, apply_patterns_greedily, rewrite_pattern
 
 
@@ -21,9 +24,10 @@ class Canonicalize(ModulePass):
     max_iterations: int = option(10, "most sweeps over the IR", minimum=1)
     disable_patterns: tuple[str, ...] = option((), "names of patterns not to apply")
     test_convergence: bool = option(False, "fail unless max-iterations sweeps reach a fixpoint")
+    context: Context | None = context_field()
 
     def apply(self, module: Operation) -> None:
-        patterns = canonicalization_patterns(_op_classes(module))
+        patterns = patterns_of_known_ops(module, self.context)
         known = {p.name for p in patterns}
         for unknown in sorted(set(self.disable_patterns) - known):
             raise PassFailure(f"disable-patterns: no canonicalization pattern is called "
@@ -33,13 +37,19 @@ class Canonicalize(ModulePass):
                                 raise_on_cap=self.test_convergence)
 
 
-def _op_classes(module: Operation) -> list[type]:
-    # Every registered op (rewrites may create ops the input lacks) and any unregistered class
-    # that occurs in the module.
-    classes = dict.fromkeys(OP_REGISTRY.values())
+def patterns_of_known_ops(module: Operation, context: Context | None = None
+                          ) -> list[RewritePattern]:
+    """The canonicalization patterns of every op ``context`` knows (default: the default
+    context; rewrites may create ops the input lacks) and of any other op class in ``module``.
+
+    >>> from lowering.dialects.tensor import ExpOp
+    >>> len(patterns_of_known_ops(Operation())) >= len(ExpOp.canonicalization_patterns())
+    True
+    """
+    classes = dict.fromkeys((context or default_context()).ops.values())
     for op in module.walk():
         classes.setdefault(type(op))
-    return list(classes)
+    return canonicalization_patterns(classes)
 
 
 def canonicalization_patterns(op_classes: Iterable[type]) -> list[RewritePattern]:

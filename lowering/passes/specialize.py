@@ -35,11 +35,12 @@ from lowering.dialects.tensor import (AddOp, ConstantOp, DimShuffleOp, DivOp, Do
 from lowering.dialects.tensor.canonical import (NewOps, ValueKeys, defining, float_tensor,
                                                 is_scalar_shaped, is_splat, rewrite_to,
                                                 same_value, single_use, splat)
-from lowering.ir.core import OP_REGISTRY, Operation, Value
-from lowering.ir.passes import ModulePass, option, register_pass
+from lowering.ir.context import Context
+from lowering.ir.core import Operation, Value
+from lowering.ir.passes import ModulePass, context_field, option, register_pass
 from lowering.ir.patterns import apply_patterns_greedily, rewrite_pattern
 
-from .canonicalize import canonicalization_patterns
+from .canonicalize import patterns_of_known_ops
 from .cse import eliminate_common_subexpressions
 
 # ---------------------------------------------------------------------------------------------
@@ -280,9 +281,10 @@ class Specialize(ModulePass):
 
     name = "specialize"
     max_iterations: int = option(10, "most sweeps over the IR", minimum=1)
+    context: Context | None = context_field()
 
     def apply(self, module: Operation) -> None:
-        patterns = SPECIALIZATIONS + canonicalization_patterns(OP_REGISTRY.values())
+        patterns = SPECIALIZATIONS + patterns_of_known_ops(module, self.context)
         apply_patterns_greedily(module, patterns, max_iterations=self.max_iterations,
                                 raise_on_cap=False)
         eliminate_common_subexpressions(module)

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 import lowering.dialects  # noqa: F401  (registers builtin.module, func.func, func.return)
 from lowering.dialects.builtin.ops import FuncOp, ModuleOp, ReturnOp
+from lowering.dialects.test import AddOp, GenericOp, IsolatedOp, new_context
 from lowering.ir.attributes import (ArrayAttr, BoolAttr, DenseAttr, DictAttr, FloatAttr, IntAttr,
                                     StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
-from lowering.ir.core import (ISOLATED, Block, Operation, Region, operand, register_op, result,
-                              var_operand, var_result)
+from lowering.ir.core import Block, Operation, Region
 from lowering.ir.location import UNKNOWN, FusedLoc, Location
 from lowering.ir.parser import ParseError, parse_attribute, parse_module, parse_type
 from lowering.ir.printer import Printer, print_op
@@ -23,47 +23,14 @@ from lowering.ir.types import (F16, F32, F64, I1, I8, I16, I32, I64, INDEX, UI8,
 
 
 # ---------------------------------------------------------------------------------------------
-# Ops and a dialect type used only here
+# Ops of the test dialect, read through a context of this module's own; a type used only here
+
+CONTEXT = new_context()
 
 
-@register_op
-class GenericTestOp(Operation):
-    """Any operands, results, attributes and regions; printed in the generic form only."""
-    name = "test.rt_generic"
-    ins = var_operand()
-    outs = var_result()
-
-
-@register_op
-class IsolatedTestOp(Operation):
-    """Like test.rt_generic, but its regions cannot see the values around it."""
-    name = "test.rt_isolated"
-    traits = frozenset({ISOLATED})
-    ins = var_operand()
-    outs = var_result()
-
-
-@register_op
-class PrettyAddOp(Operation):
-    """A pretty form written with the printer's and parser's helpers: ``test.rt_add %a, %b : t``."""
-    name = "test.rt_add"
-    lhs = operand()
-    rhs = operand()
-    out = result()
-
-    def print_pretty(self, printer):
-        printer.write(" ")
-        printer.print_operands(self.operands)
-        printer.write(" : ")
-        printer.print_type(self.out.type)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        refs = parser.parse_operand_list()
-        parser.expect(":")
-        kind = parser.parse_type()
-        return cls.create(parser.resolve_operands(refs, [kind, kind]), [kind],
-                          location=parser.op_location)
+def parse(text: str, filename: str = "<input>") -> Operation:
+    """The module ``text`` holds, read through ``CONTEXT``."""
+    return parse_module(text, filename, CONTEXT)
 
 
 @dataclass(frozen=True)
@@ -91,13 +58,13 @@ LOC = Location("t.py", 1, 1)
 
 
 def generic_op(operands=(), result_types=(), attributes=None, regions=(), location=LOC):
-    return GenericTestOp.create(list(operands), list(result_types), attributes, list(regions),
-                                location)
+    return GenericOp.create(list(operands), list(result_types), attributes, list(regions),
+                            location)
 
 
 def round_trip(text: str, **options) -> str:
     """Parse ``text`` and print it again with the same options."""
-    return print_op(parse_module(text), **options)
+    return print_op(parse(text), **options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,8 +74,8 @@ GENERIC_EXAMPLE = '''\
 "builtin.module"() ({
   "func.func"() ({
   ^bb0(%x: tensor<?x784xf32>, %w: tensor<784xf32>):
-    %0 = "test.rt_generic"(%x, %w) : (tensor<?x784xf32>, tensor<784xf32>) -> tensor<?xf32>
-    %1 = "test.rt_generic"(%0) : (tensor<?xf32>) -> tensor<?xf32>
+    %0 = "test.op"(%x, %w) : (tensor<?x784xf32>, tensor<784xf32>) -> tensor<?xf32>
+    %1 = "test.op"(%0) : (tensor<?xf32>) -> tensor<?xf32>
     "func.return"(%1) : (tensor<?xf32>) -> ()
   }) {sym_name = "f", function_type = (tensor<?x784xf32>, tensor<784xf32>) -> tensor<?xf32>} : () -> ()
 }) : () -> ()'''
@@ -116,8 +83,8 @@ GENERIC_EXAMPLE = '''\
 PRETTY_EXAMPLE = '''\
 module {
   func.func @f(%x: tensor<?x784xf32>, %w: tensor<784xf32>) -> tensor<?xf32> {
-    %0 = "test.rt_generic"(%x, %w) : (tensor<?x784xf32>, tensor<784xf32>) -> tensor<?xf32>
-    %1 = "test.rt_generic"(%0) : (tensor<?xf32>) -> tensor<?xf32>
+    %0 = "test.op"(%x, %w) : (tensor<?x784xf32>, tensor<784xf32>) -> tensor<?xf32>
+    %1 = "test.op"(%0) : (tensor<?xf32>) -> tensor<?xf32>
     func.return %1 : tensor<?xf32>
   }
 }'''
@@ -146,14 +113,14 @@ def test_pretty_form_of_builtin_ops():
 @pytest.mark.parametrize("text", [GENERIC_EXAMPLE, PRETTY_EXAMPLE])
 @pytest.mark.parametrize("generic", [True, False])
 def test_either_form_reads_back_to_the_same_module(text, generic):
-    module = parse_module(text)
+    module = parse(text)
     assert isinstance(module, ModuleOp) and isinstance(module.functions[0], FuncOp)
     expected = GENERIC_EXAMPLE if generic else PRETTY_EXAMPLE
     assert print_op(module, generic=generic) == expected
 
 
 def test_parsed_ops_have_their_classes_and_typed_fields():
-    module = parse_module(PRETTY_EXAMPLE)
+    module = parse(PRETTY_EXAMPLE)
     func = module.lookup("f")
     assert func.sym_name == "f"
     assert func.function_type == FunctionType(
@@ -173,32 +140,32 @@ def test_locations_print_and_parse():
     text = print_op(module, print_locations=True)
     assert 'loc(fused["a.py":1:2, "dir\\\\\\"q\\".py":3:4])' in text
     assert "loc(unknown)" in text
-    again = parse_module(text)
+    again = parse(text)
     assert [op.location for op in again.walk()] == [op.location for op in ops]
     assert print_op(again, print_locations=True) == text
 
 
 def test_location_spellings_beyond_the_printed_ones():
-    text = ('"test.rt_generic"() : () -> () loc( "a.py" : 3 : 4 )\n'
-            '"test.rt_generic"() : () -> () loc(fused[])\n'
-            '"test.rt_generic"() : () -> () loc("<unknown>":0:0)')
-    assert [op.location for op in parse_module(text).body.block.ops] == [
+    text = ('"test.op"() : () -> () loc( "a.py" : 3 : 4 )\n'
+            '"test.op"() : () -> () loc(fused[])\n'
+            '"test.op"() : () -> () loc("<unknown>":0:0)')
+    assert [op.location for op in parse(text).body.block.ops] == [
         Location("a.py", 3, 4), FusedLoc(()), UNKNOWN]
 
 
 def test_an_op_without_loc_is_located_at_its_name_in_the_text():
-    module = parse_module(PRETTY_EXAMPLE, "model.mlir")
+    module = parse(PRETTY_EXAMPLE, "model.mlir")
     assert [op.location for op in module.walk()] == [
         Location("model.mlir", 1, 1), Location("model.mlir", 2, 3), Location("model.mlir", 3, 10),
         Location("model.mlir", 4, 10), Location("model.mlir", 5, 5)]
 
 
 def test_several_top_level_ops_are_wrapped_in_a_module():
-    text = '%0 = "test.rt_generic"() : () -> f32\n"test.rt_generic"(%0) : (f32) -> ()'
-    module = parse_module(text, "two.mlir")
+    text = '%0 = "test.op"() : () -> f32\n"test.op"(%0) : (f32) -> ()'
+    module = parse(text, "two.mlir")
     assert isinstance(module, ModuleOp) and module.location == Location("two.mlir", 1, 1)
     assert print_op(module) == "module {\n  " + text.replace("\n", "\n  ") + "\n}"
-    assert print_op(parse_module("")) == "module {\n}"
+    assert print_op(parse("")) == "module {\n}"
 
 
 def test_comments_are_skipped():
@@ -212,20 +179,20 @@ def test_multiple_results_and_indexed_uses():
     module = ModuleOp.build([pair, use], location=LOC)
     text = print_op(module)
     assert text == ('module {\n'
-                    '  %0:2 = "test.rt_generic"() : () -> (f32, i64)\n'
-                    '  "test.rt_generic"(%0#1, %0#0) : (i64, f32) -> ()\n'
+                    '  %0:2 = "test.op"() : () -> (f32, i64)\n'
+                    '  "test.op"(%0#1, %0#0) : (i64, f32) -> ()\n'
                     '}')
     assert round_trip(text) == text
     pair.results[0].name_hint, pair.results[1].name_hint = "q", "r"
     named = print_op(module)
-    assert '%q, %r = "test.rt_generic"()' in named and '"test.rt_generic"(%r, %q)' in named
+    assert '%q, %r = "test.op"()' in named and '"test.op"(%r, %q)' in named
     assert round_trip(named) == named
 
 
 def test_result_groups_written_by_hand():
-    text = ('%a, %b:2 = "test.rt_generic"() : () -> (f32, i1, i8)\n'
-            '"test.rt_generic"(%a, %b#1, %b) : (f32, i8, i1) -> ()')
-    module = parse_module(text)
+    text = ('%a, %b:2 = "test.op"() : () -> (f32, i1, i8)\n'
+            '"test.op"(%a, %b#1, %b) : (f32, i8, i1) -> ()')
+    module = parse(text)
     first, second = module.body.block.ops
     assert second.operands == [first.results[0], first.results[2], first.results[1]]
 
@@ -244,9 +211,9 @@ def test_value_names_come_from_hints_made_unique_and_valid():
     block.append(ReturnOp.create([], location=LOC))
     text = print_op(func)
     assert text.splitlines()[0] == "func.func @f(%my_var_: f32, %arg0: f32, %v12: f32) {"
-    assert '%x = "test.rt_generic"(%my_var_)' in text
-    assert '%x_1 = "test.rt_generic"(%x)' in text
-    assert '%x_1_1 = "test.rt_generic"()' in text
+    assert '%x = "test.op"(%my_var_)' in text
+    assert '%x_1 = "test.op"(%x)' in text
+    assert '%x_1_1 = "test.op"()' in text
     assert round_trip(text) == "module {\n  " + text.replace("\n", "\n  ") + "\n}"
 
 
@@ -258,7 +225,7 @@ def test_isolated_ops_number_their_values_afresh():
         func.body.block.append(ReturnOp.create([value], location=LOC))
         funcs.append(func)
     text = print_op(ModuleOp.build(funcs, location=LOC))
-    assert text.count('%0 = "test.rt_generic"() : () -> f32') == 2
+    assert text.count('%0 = "test.op"() : () -> f32') == 2
     assert round_trip(text) == text
 
 
@@ -274,18 +241,18 @@ def test_regions_blocks_and_labels():
     text = print_op(module, generic=True)
     assert text == '''\
 "builtin.module"() ({
-  %0 = "test.rt_generic"() : () -> f32
-  %1 = "test.rt_generic"() ({
+  %0 = "test.op"() : () -> f32
+  %1 = "test.op"() ({
   }, {
   ^bb0:
   }, {
   ^bb0(%arg0: f32):
-    "test.rt_generic"(%0, %arg0) : (f32, f32) -> ()
+    "test.op"(%0, %arg0) : (f32, f32) -> ()
   ^bb1(%arg1: i64, %arg2: i64):
-    "test.rt_generic"(%arg2) : (i64) -> ()
+    "test.op"(%arg2) : (i64) -> ()
   }) : () -> i1
 }) : () -> ()'''
-    again = parse_module(text)
+    again = parse(text)
     regions = list(again.walk())[2].regions
     assert [len(r.blocks) for r in regions] == [0, 1, 2]
     assert print_op(again, generic=True) == text
@@ -293,13 +260,13 @@ def test_regions_blocks_and_labels():
 
 def test_pretty_form_hooks_of_a_dialect_op():
     func = FuncOp.build("f", [F32, F32], [F32], location=LOC)
-    add = func.body.block.append(PrettyAddOp.create(list(func.args), [F32], location=LOC))
+    add = func.body.block.append(AddOp.create(list(func.args), [F32], location=LOC))
     func.body.block.append(ReturnOp.create([add.results[0]], location=LOC))
     text = print_op(func)
-    assert "  %0 = test.rt_add %arg0, %arg1 : f32\n" in text
-    assert '"test.rt_add"(%arg0, %arg1) : (f32, f32) -> f32' in print_op(func, generic=True)
-    module = parse_module(text)
-    assert isinstance(list(module.walk())[2], PrettyAddOp)
+    assert "  %0 = test.add %arg0, %arg1 : f32\n" in text
+    assert '"test.add"(%arg0, %arg1) : (f32, f32) -> f32' in print_op(func, generic=True)
+    module = parse(text)
+    assert isinstance(list(module.walk())[2], AddOp)
     assert print_op(module.functions[0]) == text
 
 
@@ -309,7 +276,7 @@ def test_an_op_whose_pretty_form_does_not_apply_prints_generically():
     func.body.block.append(ReturnOp.create([], location=LOC))
     text = print_op(func)
     assert text.startswith('"func.func"() ({\n^bb0(%arg0: f32):\n  func.return\n})')
-    assert print_op(parse_module(text).functions[0]) == text
+    assert print_op(parse(text).functions[0]) == text
 
 
 def test_function_declarations_and_extra_attributes():
@@ -325,15 +292,15 @@ def test_function_declarations_and_extra_attributes():
 
 def test_named_module_with_attributes():
     text = 'module @m attributes {flag, n = 3 : i32} {\n}'
-    module = parse_module(text)
+    module = parse(text)
     assert module.sym_name == "m" and module.attributes["flag"] == UnitAttr()
     assert print_op(module) == 'module @m attributes {flag = unit, n = 3 : i32} {\n}'
 
 
 def test_forward_references_resolve_and_leave_dominance_to_the_verifier():
-    text = ('%0 = "test.rt_generic"(%1) : (f32) -> i1\n'
-            '%1 = "test.rt_generic"() : () -> f32')
-    first, second = parse_module(text).body.block.ops
+    text = ('%0 = "test.op"(%1) : (f32) -> i1\n'
+            '%1 = "test.op"() : () -> f32')
+    first, second = parse(text).body.block.ops
     assert first.operands[0] is second.results[0]
     assert second.results[0].uses[0].op is first
 
@@ -343,7 +310,7 @@ def test_annotations_go_under_the_op_name():
     exp = list(module.walk())[3]
     text = print_op(module, annotations={exp: "error: first line\nsecond line"})
     assert text.splitlines()[3:6] == [
-        '    %1 = "test.rt_generic"(%0) : (tensor<?xf32>) -> tensor<?xf32>',
+        '    %1 = "test.op"(%0) : (tensor<?xf32>) -> tensor<?xf32>',
         "         ^ error: first line",
         "           second line"]
     func = module.functions[0]
@@ -355,7 +322,7 @@ def test_values_printed_without_their_definition_still_get_names():
     producer = generic_op([], [F32])
     producer.results[0].name_hint = "x"
     consumer = generic_op([producer.results[0], producer.results[0]], [F32])
-    assert print_op(consumer) == '%0 = "test.rt_generic"(%x, %x) : (f32, f32) -> f32'
+    assert print_op(consumer) == '%0 = "test.op"(%x, %x) : (f32, f32) -> f32'
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,7 +388,7 @@ def test_attributes_on_ops_round_trip():
     op = generic_op(attributes={a_name: a for a_name, a in zip(
         [f"a{i}" for i in range(len(ATTRIBUTES))], ATTRIBUTES)} | {"odd name": UnitAttr()})
     text = print_op(op, generic=True)
-    again = parse_module(text).body.block.first_op
+    again = parse(text).body.block.first_op
     assert again.attributes == op.attributes
     assert print_op(again, generic=True) == text
 
@@ -455,50 +422,50 @@ def test_attribute_spellings_beyond_the_printed_ones():
 
 def parse_error(text: str) -> str:
     with pytest.raises(ParseError) as info:
-        parse_module(text, "in.mlir")
+        parse(text, "in.mlir")
     return str(info.value)
 
 
 def test_undefined_value():
-    assert parse_error('"test.rt_generic"(%nope) : (f32) -> ()') == (
-        "in.mlir:1:19: error: use of undefined value '%nope'\n"
-        '"test.rt_generic"(%nope) : (f32) -> ()\n'
-        "                  ^")
+    assert parse_error('"test.op"(%nope) : (f32) -> ()') == (
+        "in.mlir:1:11: error: use of undefined value '%nope'\n"
+        '"test.op"(%nope) : (f32) -> ()\n'
+        "          ^")
 
 
 def test_values_of_a_region_are_not_visible_after_it():
-    text = ('"test.rt_generic"() ({\n'
-            '  %inner = "test.rt_generic"() : () -> f32\n'
+    text = ('"test.op"() ({\n'
+            '  %inner = "test.op"() : () -> f32\n'
             '}) : () -> ()\n'
-            '"test.rt_generic"(%inner) : (f32) -> ()')
+            '"test.op"(%inner) : (f32) -> ()')
     assert parse_error(text).splitlines()[0] == (
-        "in.mlir:4:19: error: use of undefined value '%inner'")
+        "in.mlir:4:11: error: use of undefined value '%inner'")
 
 
 def test_isolated_regions_do_not_see_outer_values():
-    text = ('%outer = "test.rt_generic"() : () -> f32\n'
-            '"test.rt_isolated"() ({\n'
-            '  "test.rt_generic"(%outer) : (f32) -> ()\n'
+    text = ('%outer = "test.op"() : () -> f32\n'
+            '"test.isolated"() ({\n'
+            '  "test.op"(%outer) : (f32) -> ()\n'
             '}) : () -> ()')
     assert parse_error(text) == (
-        "in.mlir:3:21: error: use of undefined value '%outer'\n"
-        '  "test.rt_generic"(%outer) : (f32) -> ()\n'
-        "                    ^")
+        "in.mlir:3:13: error: use of undefined value '%outer'\n"
+        '  "test.op"(%outer) : (f32) -> ()\n'
+        "            ^")
 
 
 def test_redefinition():
-    text = '%a = "test.rt_generic"() : () -> f32\n%a = "test.rt_generic"() : () -> f32'
+    text = '%a = "test.op"() : () -> f32\n%a = "test.op"() : () -> f32'
     assert parse_error(text) == (
         "in.mlir:2:1: error: redefinition of value '%a' (first defined at line 1, column 1)\n"
-        '%a = "test.rt_generic"() : () -> f32\n'
+        '%a = "test.op"() : () -> f32\n'
         "^")
 
 
 def test_redefining_a_block_argument_inside_a_nested_region():
-    text = ('"test.rt_generic"() ({\n'
+    text = ('"test.op"() ({\n'
             '^bb0(%x: f32):\n'
-            '  "test.rt_generic"() ({\n'
-            '    %x = "test.rt_generic"() : () -> f32\n'
+            '  "test.op"() ({\n'
+            '    %x = "test.op"() : () -> f32\n'
             '  }) : () -> ()\n'
             '}) : () -> ()')
     assert parse_error(text).splitlines()[0] == (
@@ -506,11 +473,11 @@ def test_redefining_a_block_argument_inside_a_nested_region():
 
 
 def test_type_mismatch_at_a_use():
-    text = '%a = "test.rt_generic"() : () -> f32\n"test.rt_generic"(%a) : (i32) -> ()'
+    text = '%a = "test.op"() : () -> f32\n"test.op"(%a) : (i32) -> ()'
     assert parse_error(text) == (
-        "in.mlir:2:19: error: '%a' has type f32, but is used here as i32\n"
-        '"test.rt_generic"(%a) : (i32) -> ()\n'
-        "                  ^")
+        "in.mlir:2:11: error: '%a' has type f32, but is used here as i32\n"
+        '"test.op"(%a) : (i32) -> ()\n'
+        "          ^")
 
 
 def test_type_mismatch_in_a_pretty_form():
@@ -524,26 +491,26 @@ def test_type_mismatch_in_a_pretty_form():
 
 
 def test_type_mismatch_with_a_later_definition():
-    text = '"test.rt_generic"(%later) : (f32) -> ()\n%later = "test.rt_generic"() : () -> i8'
+    text = '"test.op"(%later) : (f32) -> ()\n%later = "test.op"() : () -> i8'
     assert parse_error(text).splitlines()[0] == (
         "in.mlir:2:1: error: '%later' is defined with type i8, but its use at line 1, "
-        "column 19 expects f32")
+        "column 11 expects f32")
 
 
 def test_wrong_number_of_operand_types():
-    text = '%a = "test.rt_generic"() : () -> f32\n"test.rt_generic"(%a, %a) : (f32) -> ()'
+    text = '%a = "test.op"() : () -> f32\n"test.op"(%a, %a) : (f32) -> ()'
     assert parse_error(text) == (
-        "in.mlir:2:29: error: 'test.rt_generic' has 2 operand(s), but its type lists 1\n"
-        '"test.rt_generic"(%a, %a) : (f32) -> ()\n'
-        "                            ^")
+        "in.mlir:2:21: error: 'test.op' has 2 operand(s), but its type lists 1\n"
+        '"test.op"(%a, %a) : (f32) -> ()\n'
+        "                    ^")
 
 
 def test_wrong_number_of_result_types():
-    assert parse_error('%r:2 = "test.rt_generic"() : () -> f32') == (
-        "in.mlir:1:30: error: 'test.rt_generic' has 2 result name(s), but its type lists 1 "
+    assert parse_error('%r:2 = "test.op"() : () -> f32') == (
+        "in.mlir:1:22: error: 'test.op' has 2 result name(s), but its type lists 1 "
         "result(s)\n"
-        '%r:2 = "test.rt_generic"() : () -> f32\n'
-        "                             ^")
+        '%r:2 = "test.op"() : () -> f32\n'
+        "                     ^")
 
 
 def test_wrong_number_of_types_in_a_pretty_form():
@@ -552,25 +519,25 @@ def test_wrong_number_of_types_in_a_pretty_form():
 
 
 def test_result_index_out_of_range():
-    text = '%p:2 = "test.rt_generic"() : () -> (f32, f32)\n"test.rt_generic"(%p#2) : (f32) -> ()'
+    text = '%p:2 = "test.op"() : () -> (f32, f32)\n"test.op"(%p#2) : (f32) -> ()'
     assert parse_error(text).splitlines()[0] == (
-        "in.mlir:2:19: error: '%p#2' does not exist: '%p' names 2 value(s)")
+        "in.mlir:2:11: error: '%p#2' does not exist: '%p' names 2 value(s)")
 
 
 def test_unterminated_string():
-    text = 'module {\n  "test.rt_generic"() {s = "abc} : () -> ()\n}'
+    text = 'module {\n  "test.op"() {s = "abc} : () -> ()\n}'
     assert parse_error(text) == (
-        "in.mlir:2:28: error: unterminated string (a string ends with '\"' on the same line)\n"
-        '  "test.rt_generic"() {s = "abc} : () -> ()\n'
-        "                           ^")
+        "in.mlir:2:20: error: unterminated string (a string ends with '\"' on the same line)\n"
+        '  "test.op"() {s = "abc} : () -> ()\n'
+        "                   ^")
 
 
 def test_unterminated_region():
-    text = 'module {\n  "test.rt_generic"() ({\n    "test.rt_generic"() : () -> ()\n'
+    text = 'module {\n  "test.op"() ({\n    "test.op"() : () -> ()\n'
     assert parse_error(text) == (
-        "in.mlir:2:24: error: unterminated region: this '{' is never closed\n"
-        '  "test.rt_generic"() ({\n'
-        "                       ^")
+        "in.mlir:2:16: error: unterminated region: this '{' is never closed\n"
+        '  "test.op"() ({\n'
+        "               ^")
     # The last '}' closes the inner region, so the module's is the one left open.
     assert parse_error(text + "}") == (
         "in.mlir:1:8: error: unterminated region: this '{' is never closed\n"
@@ -579,40 +546,40 @@ def test_unterminated_region():
 
 
 def test_end_of_input_inside_an_op():
-    assert parse_error('"test.rt_generic"(') == (
-        "in.mlir:1:19: error: expected ')' to end the operands, found the end of the input\n"
-        '"test.rt_generic"(\n'
-        "                  ^")
+    assert parse_error('"test.op"(') == (
+        "in.mlir:1:11: error: expected ')' to end the operands, found the end of the input\n"
+        '"test.op"(\n'
+        "          ^")
 
 
 def test_unknown_op_names_the_nearest():
     # The nearest name comes first; others may follow, depending on the dialects loaded.
-    assert parse_error('"test.rt_generc"() : () -> ()').startswith(
-        "in.mlir:1:1: error: unknown op 'test.rt_generc'; did you mean 'test.rt_generic'")
-    assert parse_error('"tset.rt_generic"() : () -> ()').startswith(
-        "in.mlir:1:1: error: unknown dialect 'tset' in op 'tset.rt_generic'; did you mean 'test'")
+    assert parse_error('"test.ob"() : () -> ()').startswith(
+        "in.mlir:1:1: error: unknown op 'test.ob'; did you mean 'test.op'")
+    assert parse_error('"tset.op"() : () -> ()').startswith(
+        "in.mlir:1:1: error: unknown dialect 'tset' in op 'tset.op'; did you mean 'test'")
     assert parse_error("modul {\n}").startswith(
         "in.mlir:1:1: error: unknown op 'modul'; did you mean 'module'")
 
 
 def test_op_without_a_pretty_form():
-    assert parse_error("test.rt_generic").splitlines()[0] == (
-        "in.mlir:1:1: error: 'test.rt_generic' has no pretty form; write it in the generic form "
-        '"test.rt_generic"(...) : (...) -> (...)')
+    assert parse_error("test.op").splitlines()[0] == (
+        "in.mlir:1:1: error: 'test.op' has no pretty form; write it in the generic form "
+        '"test.op"(...) : (...) -> (...)')
 
 
 def test_unknown_type_names_the_nearest():
-    first, *rest = parse_error('"test.rt_generic"() : () -> tensor<4xf33>').splitlines()
-    assert first.startswith("in.mlir:1:38: error: unknown type 'f33'; did you mean 'f32'")
-    assert rest == ['"test.rt_generic"() : () -> tensor<4xf33>',
-                    "                                     ^"]
+    first, *rest = parse_error('"test.op"() : () -> tensor<4xf33>').splitlines()
+    assert first.startswith("in.mlir:1:30: error: unknown type 'f33'; did you mean 'f32'")
+    assert rest == ['"test.op"() : () -> tensor<4xf33>',
+                    "                             ^"]
 
 
 def test_errors_inside_a_dialect_type():
-    assert parse_error('"test.rt_generic"() : () -> !test.box<2x?xf32') == (
-        "in.mlir:1:46: error: expected '>', found the end of the input\n"
-        '"test.rt_generic"() : () -> !test.box<2x?xf32\n'
-        "                                             ^")
+    assert parse_error('"test.op"() : () -> !test.box<2x?xf32') == (
+        "in.mlir:1:38: error: expected '>', found the end of the input\n"
+        '"test.op"() : () -> !test.box<2x?xf32\n'
+        "                                     ^")
 
 
 def test_unexpected_character():
@@ -623,16 +590,16 @@ def test_unexpected_character():
 
 
 def test_bad_attributes():
-    assert parse_error('"test.rt_generic"() {a = 1.5 : i32} : () -> ()').splitlines()[0] == (
-        "in.mlir:1:26: error: 1.5 is not an integer, but its type is i32")
-    assert parse_error('"test.rt_generic"() {a = 1, a = 2} : () -> ()').splitlines()[0] == (
-        "in.mlir:1:29: error: attribute 'a' is given twice")
+    assert parse_error('"test.op"() {a = 1.5 : i32} : () -> ()').splitlines()[0] == (
+        "in.mlir:1:18: error: 1.5 is not an integer, but its type is i32")
+    assert parse_error('"test.op"() {a = 1, a = 2} : () -> ()').splitlines()[0] == (
+        "in.mlir:1:21: error: attribute 'a' is given twice")
     assert parse_error(
-        '"test.rt_generic"() {d = dense<[1, 2]> : tensor<3xi8>} : () -> ()').splitlines()[0] == (
-        "in.mlir:1:26: error: the dense literal has shape (2,), which does not fit tensor<3xi8>")
+        '"test.op"() {d = dense<[1, 2]> : tensor<3xi8>} : () -> ()').splitlines()[0] == (
+        "in.mlir:1:18: error: the dense literal has shape (2,), which does not fit tensor<3xi8>")
     assert parse_error(
-        '"test.rt_generic"() {d = dense<300> : tensor<2xui8>} : () -> ()').splitlines()[0] == (
-        "in.mlir:1:26: error: 300 is out of range for ui8 (0 to 255)")
+        '"test.op"() {d = dense<300> : tensor<2xui8>} : () -> ()').splitlines()[0] == (
+        "in.mlir:1:18: error: 300 is out of range for ui8 (0 to 255)")
 
 
 def test_error_through_parse_type_and_parse_attribute():
@@ -757,13 +724,13 @@ class ModuleBuilder:
         same_typed = [(a, b) for a in visible for b in visible if a.type == b.type]
         if same_typed and self.draw(st.integers(0, 4)) == 0:
             lhs, rhs = self.draw(st.sampled_from(same_typed))
-            op = PrettyAddOp.create([lhs, rhs], [lhs.type], location=self.draw(locations))
+            op = AddOp.create([lhs, rhs], [lhs.type], location=self.draw(locations))
         else:
             isolated = self.draw(st.integers(0, 4)) == 0
             operands = self.draw(st.lists(st.sampled_from(visible), max_size=3)) if visible else []
             regions = [self.region([] if isolated else visible, depth + 1)
                        for _ in range(self.draw(st.integers(0, 2 if depth < 2 else 0)))]
-            cls = IsolatedTestOp if isolated else GenericTestOp
+            cls = IsolatedOp if isolated else GenericOp
             op = cls.create(operands, self.draw(st.lists(types, max_size=3)),
                             self.draw(st.dictionaries(names, attributes, max_size=2)), regions,
                             self.draw(locations))
@@ -787,9 +754,9 @@ class ModuleBuilder:
 def test_random_modules_round_trip(data, generic, with_locations):
     module = ModuleBuilder(data).module()
     text = print_op(module, generic=generic, print_locations=with_locations)
-    again = parse_module(text, "random.mlir")
+    again = parse(text, "random.mlir")
     assert print_op(again, generic=generic, print_locations=with_locations) == text
     # Reading one form and printing the other gives what the other form prints directly.
-    other = print_op(parse_module(print_op(module, generic=not generic, print_locations=True)),
+    other = print_op(parse(print_op(module, generic=not generic, print_locations=True)),
                      generic=generic, print_locations=True)
     assert other == print_op(module, generic=generic, print_locations=True)

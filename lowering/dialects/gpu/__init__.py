@@ -41,3 +41,8 @@ from .atomics import ATOMIC_KINDS, AtomicRmwOp  # noqa: F401
 from .checks import DIMENSIONS, enclosing_kernel, is_kernel_argument_type  # noqa: F401
 from .threads import BarrierDivergenceError  # noqa: F401
 from .interpreter import captured_values, launch_sizes, run_kernel  # noqa: F401
+
+from lowering.ir.context import Dialect  # noqa: E402
+
+# The ops this package defines, as one dialect.
+DIALECT = Dialect.of_package("gpu", __name__)

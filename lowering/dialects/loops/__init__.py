@@ -28,3 +28,8 @@ from .calls import CallOp  # noqa: F401
 from .runtime import BufferIndexError  # noqa: F401
 from .asserts import AssertOp, RuntimeCheckError, RuntimeIndexError  # noqa: F401
 from .constants import ConstantOp  # noqa: F401
+
+from lowering.ir.context import Dialect  # noqa: E402
+
+# The ops this package defines, as one dialect.
+DIALECT = Dialect.of_package("loops", __name__)

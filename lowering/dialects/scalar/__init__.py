@@ -6,3 +6,8 @@ class; the tensor dialect's elementwise ops link to these classes.
 """
 from .ops import *  # noqa: F401,F403
 from . import interpret  # noqa: F401
+
+from lowering.ir.context import Dialect  # noqa: E402
+
+# The ops this package defines, as one dialect.
+DIALECT = Dialect.of_package("scalar", __name__)
