@@ -6,112 +6,25 @@ from typing import Literal
 import pytest
 
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
-from lowering.ir.attributes import IntAttr
-from lowering.ir.core import (COMMUTATIVE, ISOLATED, PURE, TERMINATOR, Block, Operation, Region,
-                              VerifyError, attr, operand, region, register_op, result, var_operand)
+from lowering.dialects.test import (ConstantOp, GenericOp, IsolatedOp, MulOp, PureOp, YieldOp,
+                                    mul_by_one)
+from lowering.ir.core import Block, Operation, Region, VerifyError
 from lowering.ir.location import FusedLoc, Location
 from lowering.ir.pass_manager import (CrashReproducer, IRPrinting, PassError, PassInstrumentation,
                                       PassManager, PassTiming)
 from lowering.ir.passes import (PASS_REGISTRY, ModulePass, PassFailure, PipelineError, lookup_pass,
                                 option, parse_pipeline, pipeline_to_string, register_pass)
-from lowering.ir.patterns import rewrite_pattern
 from lowering.ir.printer import print_op
 from lowering.ir.types import I64
 from lowering.passes.canonicalize import canonicalization_patterns
 from lowering.passes.cse import eliminate_common_subexpressions
 from lowering.passes.dce import eliminate_dead_code
 
-# -- test ops -------------------------------------------------------------------------------------
-
-
-@register_op
-class Const(Operation):
-    name = "test.pm_const"
-    traits = frozenset({PURE})
-    value = attr(IntAttr)
-    out = result()
-
-    def fold(self):
-        return [self.attributes["value"]]
-
-    @classmethod
-    def materialize_constant(cls, attribute, type, location):
-        return Const.create(result_types=[type], attributes={"value": attribute}, location=location)
-
-
-@register_op
-class Mul(Operation):
-    """Commutative; folds constants; canonicalizes ``x * 1`` to ``x`` by a pattern."""
-    name = "test.pm_mul"
-    traits = frozenset({PURE, COMMUTATIVE})
-    lhs = operand()
-    rhs = operand()
-    out = result()
-
-    def fold(self):
-        if all(isinstance(v.owner, Const) for v in self.operands):
-            return [IntAttr(self.lhs.owner.value * self.rhs.owner.value)]
-        return None
-
-    materialize_constant = Const.materialize_constant
-
-    @classmethod
-    def canonicalization_patterns(cls):
-        return [mul_by_one]
-
-
-@rewrite_pattern(Mul)
-def mul_by_one(op, rewriter):
-    if isinstance(op.rhs.owner, Const) and op.rhs.owner.value == 1:
-        rewriter.replace_op(op, [op.lhs])
-        return True
-    return False
-
-
-@register_op
-class Sub(Operation):
-    name = "test.pm_sub"
-    traits = frozenset({PURE})
-    lhs = operand()
-    rhs = operand()
-    out = result()
-
-
-@register_op
-class Effect(Operation):
-    """Has side effects: neither CSE'd nor erased."""
-    name = "test.pm_effect"
-    values = var_operand()
-    outs = result()
-
-
-@register_op
-class Yield(Operation):
-    name = "test.pm_yield"
-    traits = frozenset({TERMINATOR})
-    values = var_operand()
-
-
-@register_op
-class Map(Operation):
-    """A PURE op with a body, like a fused op."""
-    name = "test.pm_map"
-    traits = frozenset({PURE})
-    input = operand()
-    body = region()
-    out = result()
-
-
-@register_op
-class Isolated(Operation):
-    name = "test.pm_isolated"
-    traits = frozenset({ISOLATED})
-    body = region()
+# -- IR of the test dialect's ops ----------------------------------------------------------------
 
 
 def const(n, line=1):
-    return Const.create(result_types=[I64], attributes={"value": IntAttr(n)},
-                        location=Location("m.py", line, 1))
+    return ConstantOp.build(n, location=Location("m.py", line, 1))
 
 
 def binary(cls, a, b, line=1):
@@ -135,13 +48,13 @@ def body_names(module):
 
 
 def map_op(x, k):
-    """``test.pm_map`` of ``x`` whose body multiplies by constant ``k``."""
+    """A ``test.pure`` op of ``x`` whose body multiplies by constant ``k``."""
     block = Block([I64])
     c = const(k)
-    m = Mul.create([block.args[0], c.out], [I64])
-    for op in (c, m, Yield.create([m.out])):
+    m = MulOp.create([block.args[0], c.out], [I64])
+    for op in (c, m, YieldOp.create([m.out])):
         block.append(op)
-    return Map.create([x], [I64], regions=[Region([block])])
+    return PureOp.create([x], [I64], regions=[Region([block])])
 
 
 # -- passes used by the pass manager tests ---------------------------------------------------------
@@ -308,7 +221,7 @@ def test_pass_manager_runs_in_order_and_reports_changes():
     assert log.events == [("before", "test-options"), ("after", "test-options", False),
                           ("before", "test-add-const"), ("after", "test-add-const", True),
                           ("before", "cse"), ("after", "cse", False)]
-    assert body_names(module) == ["test.pm_const", "test.pm_const", "func.return"]
+    assert body_names(module) == ["test.constant", "test.constant", "func.return"]
 
 
 def test_failures_name_the_pass_and_reach_instrumentations():
@@ -354,7 +267,7 @@ def test_print_ir_before_and_after_named_passes_and_all():
     assert headers(text) == ["// -----// IR Dump After cse //----- //",
                              "// -----// IR Dump Before dce //----- //"]
     after_cse, before_dce = text.split("// -----// IR Dump Before dce //----- //")
-    assert after_cse.count('"test.pm_const"') == 1 and before_dce.count('"test.pm_const"') == 2
+    assert after_cse.count("test.constant") == 1 and before_dce.count("test.constant") == 2
     assert headers(run_printing("cse,dce", before_all=True)) == [
         "// -----// IR Dump Before cse //----- //", "// -----// IR Dump Before dce //----- //"]
     assert headers(run_printing("cse,dce", after_all=True)) == [
@@ -370,7 +283,7 @@ def test_print_ir_after_change_and_after_failure():
     assert headers(run_printing("cse,test-add-const", after=["cse"], after_change=True)) == []
     text = run_printing("test-add-const,test-fails", after_failure=True)
     assert headers(text) == ["// -----// IR Dump After test-fails Failed //----- //"]
-    assert text.count('"test.pm_const"') == 2
+    assert text.count("test.constant") == 2
     text = run_printing("cse", after_all=True, print_locations=True, generic=True)
     assert 'loc("m.py":1:1)' in text and '"func.func"' in text
 
@@ -405,7 +318,7 @@ def test_crash_reproducer_holds_the_failing_pass_input_and_pipeline(tmp_path):
     assert lines[0] == "// configuration: -p 'test-fails'"
     assert lines[1] == "// reproducer of: pass 'test-fails' failed: cannot handle this"
     assert "\n".join(lines[2:]) == before.rstrip()
-    assert "\n".join(lines[2:]).count('"test.pm_const"() {value = ') == 2  # after test-add-const
+    assert "\n".join(lines[2:]).count("test.constant ") == 2  # after test-add-const
     assert not CrashReproducer(str(tmp_path / "unused")).written
 
 
@@ -423,21 +336,21 @@ def test_reproducer_quotes_the_pipeline(tmp_path):
 def test_cse_merges_equal_pure_ops_and_fuses_their_locations():
     a, b = const(2, line=1), const(2, line=2)
     c = const(3, line=3)
-    m1 = binary(Mul, a, c, line=4)
-    m2 = binary(Mul, c, b, line=5)  # commutative: equal to m1 once b is a
-    s1 = binary(Sub, m1, c)
-    s2 = binary(Sub, c, m2)  # not commutative: stays
-    e1, e2 = Effect.create([], [I64]), Effect.create([], [I64])
+    m1 = binary(MulOp, a, c, line=4)
+    m2 = binary(MulOp, c, b, line=5)  # commutative: equal to m1 once b is a
+    s1 = binary(PureOp, m1, c)
+    s2 = binary(PureOp, c, m2)  # not commutative: stays
+    e1, e2 = GenericOp.create([], [I64]), GenericOp.create([], [I64])
     module = module_of(a, b, c, m1, m2, s1, s2, e1, e2, returns=[s1])
-    s2_user = Effect.create([s2.out, e1.outs, e2.outs], [I64])
+    s2_user = GenericOp.create([s2.results[0], e1.results[0], e2.results[0]], [I64])
     module.functions[0].body.block.insert_before(s2_user, module.functions[0].body.block.last_op)
     assert eliminate_common_subexpressions(module) == 2
-    assert body_names(module) == ["test.pm_const", "test.pm_const", "test.pm_mul", "test.pm_sub",
-                                  "test.pm_sub", "test.pm_effect", "test.pm_effect",
-                                  "test.pm_effect", "func.return"]
+    assert body_names(module) == ["test.constant", "test.constant", "test.mul", "test.pure",
+                                  "test.pure", "test.op", "test.op",
+                                  "test.op", "func.return"]
     assert a.location == FusedLoc((Location("m.py", 1, 1), Location("m.py", 2, 1)))
     assert m1.location == FusedLoc((Location("m.py", 4, 1), Location("m.py", 5, 1)))
-    assert s2.rhs is m1.out
+    assert s2.operands[1] is m1.out
 
 
 def test_cse_respects_scopes_regions_and_isolation():
@@ -445,17 +358,17 @@ def test_cse_respects_scopes_regions_and_isolation():
     outer_const = const(3)
     m1, m2 = map_op(x.out, 3), map_op(x.out, 3)
     m3 = map_op(x.out, 4)  # different body: stays
-    iso_body = Block(ops=[const(3), Yield.create([])])
-    iso = Isolated.create(regions=[Region([iso_body])])
+    iso_body = Block(ops=[const(3), YieldOp.create([])])
+    iso = IsolatedOp.create(regions=[Region([iso_body])])
     module = module_of(x, outer_const, m1, m2, m3, iso, returns=[m1])
-    s = Effect.create([m2.out, m3.out], [I64])
+    s = GenericOp.create([m2.results[0], m3.results[0]], [I64])
     module.functions[0].body.block.insert_before(s, module.functions[0].body.block.last_op)
     eliminate_common_subexpressions(module)
     # the constant inside m1's body is the outer one; m2 equals m1; the isolated body keeps its own
-    assert s.values[0] is m1.out and s.values[1] is m3.out
-    assert [op.name for op in m1.body.block.ops] == ["test.pm_mul", "test.pm_yield"]
-    assert m1.body.block.first_op.rhs is outer_const.out
-    assert [op.name for op in iso_body.ops] == ["test.pm_const", "test.pm_yield"]
+    assert s.operands[0] is m1.results[0] and s.operands[1] is m3.results[0]
+    assert [op.name for op in m1.regions[0].block.ops] == ["test.mul", "test.yield"]
+    assert m1.regions[0].block.first_op.rhs is outer_const.out
+    assert [op.name for op in iso_body.ops] == ["test.constant", "test.yield"]
     # Two functions never share a constant.
     f2 = FuncOp.build("g", [], [I64])
     c2 = const(1)
@@ -466,7 +379,7 @@ def test_cse_respects_scopes_regions_and_isolation():
 
 
 def test_cse_does_not_reach_into_sibling_blocks():
-    b1, b2 = Block(ops=[const(5), Yield.create([])]), Block(ops=[const(5), Yield.create([])])
+    b1, b2 = Block(ops=[const(5), YieldOp.create([])]), Block(ops=[const(5), YieldOp.create([])])
     holder = Operation(regions=[Region([b1, b2])])
     assert eliminate_common_subexpressions(holder) == 0
 
@@ -476,46 +389,47 @@ def test_cse_does_not_reach_into_sibling_blocks():
 
 def test_dce_erases_dead_chains_inside_regions_but_not_effects():
     a = const(1)
-    m = binary(Mul, a, a)
-    dead_chain = binary(Sub, m, m)
-    effect = Effect.create([a.out], [I64])
+    m = binary(MulOp, a, a)
+    dead_chain = binary(PureOp, m, m)
+    effect = GenericOp.create([a.out], [I64])
     live_map = map_op(a.out, 2)
     inner_dead = const(9)
-    live_map.body.block.insert_before(inner_dead, live_map.body.block.first_op)
+    live_map.regions[0].block.insert_before(inner_dead, live_map.regions[0].block.first_op)
     module = module_of(a, m, dead_chain, effect, live_map, returns=[live_map])
     assert eliminate_dead_code(module) == 3
-    assert body_names(module) == ["test.pm_const", "test.pm_effect", "test.pm_map", "func.return"]
-    assert [op.name for op in live_map.body.block.ops] == ["test.pm_const", "test.pm_mul",
-                                                           "test.pm_yield"]
+    assert body_names(module) == ["test.constant", "test.op", "test.pure", "func.return"]
+    assert [op.name for op in live_map.regions[0].block.ops] == ["test.constant", "test.mul",
+                                                           "test.yield"]
     PassManager("dce").run(module)
     assert eliminate_dead_code(module) == 0
 
 
 def test_canonicalize_folds_applies_op_patterns_and_removes_dead_code():
-    x = Effect.create([], [I64])
+    x = GenericOp.create([], [I64])
     one, two, three = const(1), const(2), const(3)
-    six = binary(Mul, two, three, line=20)  # folds to 6
-    y = binary(Mul, x, one, line=21)  # x * 1 -> x (the op's canonicalization pattern)
-    z = binary(Sub, y, six, line=22)
-    dead = binary(Sub, x, x)
+    six = binary(MulOp, two, three, line=20)  # folds to 6
+    y = binary(MulOp, x, one, line=21)  # x * 1 -> x (the op's canonicalization pattern)
+    z = binary(PureOp, y, six, line=22)
+    dead = binary(PureOp, x, x)
     module = module_of(x, one, two, three, six, y, z, dead, returns=[z])
     PassManager("canonicalize").run(module)
-    assert body_names(module) == ["test.pm_effect", "test.pm_const", "test.pm_sub", "func.return"]
-    assert z.lhs is x.outs
-    assert z.rhs.owner.value == 6 and z.rhs.owner.location == Location("m.py", 20, 1)
+    assert body_names(module) == ["test.op", "test.constant", "test.pure", "func.return"]
+    assert z.operands[0] is x.results[0]
+    six = z.operands[1].owner
+    assert six.value == 6 and six.location == Location("m.py", 20, 1)
 
 
 def test_canonicalize_options():
-    x = Effect.create([], [I64])
+    x = GenericOp.create([], [I64])
     one = const(1)
-    y = binary(Mul, x, one)
+    y = binary(MulOp, x, one)
     module = module_of(x, one, y, returns=[y])
     PassManager("canonicalize{disable-patterns=mul_by_one}").run(module)
-    assert body_names(module) == ["test.pm_effect", "test.pm_const", "test.pm_mul", "func.return"]
+    assert body_names(module) == ["test.op", "test.constant", "test.mul", "func.return"]
     with pytest.raises(PassError, match="no canonicalization pattern is called 'mul_by_on'; "
                                         "did you mean 'mul_by_one'"):
         PassManager("canonicalize{disable-patterns=mul_by_on}").run(module)
-    assert mul_by_one in canonicalization_patterns([Mul, Mul, Const])
+    assert mul_by_one in canonicalization_patterns([MulOp, MulOp, ConstantOp])
 
 
 # -- option ranges --------------------------------------------------------------------------------
