@@ -79,6 +79,7 @@ def register_host_rule(op_name: str, rule: HostRule) -> None:
     >>> register_host_rule("test.twice", lambda op, args, device: [args[0] * 2])
     >>> "test.twice" in HOST_RULES
     True
+    >>> del HOST_RULES["test.twice"]
     """
     HOST_RULES[op_name] = rule
 

@@ -8,6 +8,7 @@ operands' values, which is how ``func.return`` and ``yield`` ops pass results ou
 >>> from lowering.ir.core import Operation
 >>> interpreter_rule("test.noop")(lambda interp, op, args: [])  # doctest: +ELLIPSIS
 <function <lambda> at ...>
+>>> del RULES["test.noop"]
 """
 from __future__ import annotations
 

@@ -11,10 +11,10 @@ from lowering.compile.gpu_arrays import SimulatedGpuArray
 from lowering.compile.gpu_build import GpuProgram
 from lowering.compile.gpu_device import (DeviceCounters, InterpretedDevice, kernel_arguments,
                                          pack_kernel_arguments)
-from lowering.compile.gpu_host import HostProgram, HostProgramError, register_host_rule
+from lowering.compile.gpu_host import (HOST_RULES, HostProgram, HostProgramError,
+                                       register_host_rule)
 from lowering.config import config
 from lowering.dialects.loops import RuntimeCheckError
-from lowering.ir.core import Operation, operand, register_op, result
 from lowering.ir.parser import parse_module
 
 DEV = '!loops.buffer<?xf32, space="device">'
@@ -73,8 +73,8 @@ def exp_program(extra: str = "", result: str = "%r", result_type: str = HOST) ->
 '''
 
 
-def program(text: str, device=None) -> HostProgram:
-    module = parse_module(text)
+def program(text: str, device=None, context=None) -> HostProgram:
+    module = parse_module(text, context=context)
     device = device or InterpretedDevice("cuda")
     device.load(GpuProgram(module, "cuda", 32))
     return HostProgram(module.functions[0], device)
@@ -218,24 +218,19 @@ def test_loops_around_launches_run_them_each_time():
     assert p.device.counters.launches == 4
 
 
-@register_op
-class _HostTwiceOp(Operation):
-    """A custom op of the tests: a device array doubled by a host rule."""
-
-    name = "test_gpu_host.twice"
-    input = operand()
-    result = result()
-
-
-def test_custom_ops_run_through_their_host_rules():
+def test_custom_ops_run_through_their_host_rules(test_context):
     def twice(op, args, device):
         host = device.to_host(args[0])
         return [device.to_device(host * 2)]
 
-    register_host_rule("test_gpu_host.twice", twice)
-    extra = f'%twice = "test_gpu_host.twice"(%out) : ({DEV}) -> {DEV}'
-    p = program(exp_program(extra).replace('"gpu.to_host"(%out)', '"gpu.to_host"(%twice)'))
-    (out,) = p.run([np.zeros(4, np.float32), np.array(1.0, np.float32)])
+    register_host_rule("test.op", twice)
+    try:
+        extra = f'%twice = "test.op"(%out) : ({DEV}) -> {DEV}'
+        text = exp_program(extra).replace('"gpu.to_host"(%out)', '"gpu.to_host"(%twice)')
+        p = program(text, context=test_context)
+        (out,) = p.run([np.zeros(4, np.float32), np.array(1.0, np.float32)])
+    finally:
+        del HOST_RULES["test.op"]
     np.testing.assert_array_equal(out, np.full(4, 2.0, np.float32))
 
 

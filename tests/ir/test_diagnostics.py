@@ -6,7 +6,7 @@ import pytest
 import lowering.dialects  # noqa: F401  (registers builtin.module, func.func, func.return)
 from lowering.dialects.builtin.ops import FuncOp, ModuleOp, ReturnOp
 from lowering.dialects.test import CheckedOp
-from lowering.ir.core import IRError, Operation, VerifyError
+from lowering.ir.core import IRError, VerifyError
 from lowering.ir.diagnostics import format_error, render_op_error
 from lowering.ir.location import UNKNOWN, FusedLoc, Location
 from lowering.ir.parser import ParseError, parse_module

@@ -9,7 +9,7 @@ from lowering.dialects import loops
 from lowering.dialects import tensor as T
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
 from lowering.dialects.loops import BufferType, RuntimeCheckError
-from lowering.ir.core import Operation, register_op, result
+from lowering.dialects.test import GenericOp
 from lowering.ir.location import Location
 from lowering.ir.parser import parse_module
 from lowering.ir.pass_manager import PassError, PassManager
@@ -125,19 +125,12 @@ def test_scalar_arguments_and_ops_pass_through():
     assert outputs[0].tolist() == [-1.0, 2.0] and outputs[1] == 1.0
 
 
-@register_op
-class _OpaqueTensorOp(Operation):
-    name = "test_bufferize.opaque"
-    out = result()
-
-
 def test_an_op_without_lowering_fails_the_pass_naming_it():
     func = FuncOp.build("f", [], [TensorType((2,), I64)])
-    op = _OpaqueTensorOp.create(result_types=[TensorType((2,), I64)],
-                                location=Location("m.py", 7, 1))
+    op = GenericOp.create(result_types=[TensorType((2,), I64)], location=Location("m.py", 7, 1))
     func.body.block.append(op)
-    func.body.block.append(ReturnOp.create([op.out]))
-    with pytest.raises(PassError, match=r"bufferize: no lowering for test_bufferize.opaque "
+    func.body.block.append(ReturnOp.create([op.result]))
+    with pytest.raises(PassError, match=r"bufferize: no lowering for test.op "
                                         r"\(at m.py:7:1\)"):
         PassManager("bufferize").run(ModuleOp.build([func]))
 
