@@ -15,6 +15,9 @@ An op is defined as a short class with typed fields, in the style of xDSL::
 The fields become properties (``op.input``, ``op.result``), and the structural verifier checks the
 numbers of operands, results and regions and the attributes' kinds before the op's own ``verify_``.
 
+``@register_op`` marks the class as an op definition: the ``Dialect`` of its package lists it, and a
+``Context`` that loaded that dialect finds it by name (``lowering.ir.context``).
+
 >>> from lowering.ir.types import F32, TensorType
 >>> op = Operation(result_types=[TensorType((2,), F32)])
 >>> str(op.result.type), op.result.uses

@@ -12,6 +12,9 @@ all built on it::
 A pass fails by raising; the pass manager then calls ``after_failure`` and raises ``PassError``
 naming the pass. Verification failures after a pass are failures of that pass.
 
+``PassManager(..., context=...)`` gives a ``lowering.ir.context.Context`` to the passes that find
+ops by name (their ``context_field``); without one they use the default context.
+
 >>> from lowering.ir.core import Operation
 >>> PassManager([]).run(Operation())
 """

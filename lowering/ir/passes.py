@@ -16,7 +16,9 @@ A pass is a small frozen dataclass with a kebab-case ``name``; its options are f
 ``register_pass`` makes the class a frozen dataclass if it is not one already. Option types:
 ``bool``, ``int``, ``float``, ``str``, ``Literal[...]``, ``X | None`` and ``tuple[X, ...]`` (a
 comma-separated list in the text). A pipeline is a comma-separated list of passes with options in
-braces; ``builtin.module(...)`` and ``func.func(...)`` nesting is accepted and flattened.
+braces; ``builtin.module(...)`` and ``func.func(...)`` nesting is accepted and flattened. A pass
+that finds ops by name declares ``context: Context | None = context_field()``: not an option, it
+is set by ``PassManager(..., context=...)`` (``None``: the default context).
 
 >>> @register_pass
 ... class Hello(ModulePass):
