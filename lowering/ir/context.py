@@ -47,7 +47,12 @@ class Dialect:
     @classmethod
     def of_package(cls, name: str, package: str) -> "Dialect":
         """The dialect ``name`` of the ops that module ``package`` and its submodules define
-        (the classes ``register_op`` marked), in the order they were defined."""
+        (the classes ``register_op`` marked), in the order they were defined.
+
+        >>> import lowering.dialects
+        >>> [op.name for op in Dialect.of_package("builtin", "lowering.dialects.builtin").ops]
+        ['builtin.module', 'func.func', 'func.return', 'func.call']
+        """
         prefix = package + "."
         return cls(name, [op for op in defined_ops()
                           if op.__module__ == package or op.__module__.startswith(prefix)])
@@ -57,7 +62,7 @@ class Dialect:
 
 
 # The dialects ``Context()`` starts with: ``lowering.dialects`` adds its own on import.
-DEFAULT_DIALECTS: list[Dialect] = []
+_DEFAULT_DIALECTS: list[Dialect] = []
 
 
 class Context:
@@ -77,7 +82,7 @@ class Context:
         self._dialects: dict[str, Dialect] = {}
         self._ops: dict[str, type[Operation]] = {}
         self._dialect_of_op: dict[str, Dialect] = {}
-        for dialect in DEFAULT_DIALECTS if dialects is None else dialects:
+        for dialect in _DEFAULT_DIALECTS if dialects is None else dialects:
             self.load_dialect(dialect)
 
     @property
@@ -134,7 +139,12 @@ _DEFAULT_CONTEXT = Context([])
 
 
 def default_context() -> Context:
-    """The context of code that passes none: the default dialects, nothing else."""
+    """The context of code that passes none: the default dialects, nothing else.
+
+    >>> import lowering.dialects
+    >>> list(default_context().dialects)
+    ['builtin', 'scalar', 'tensor', 'loops', 'gpu']
+    """
     return _DEFAULT_CONTEXT
 
 
@@ -142,5 +152,5 @@ def load_default_dialect(dialect: Dialect) -> None:
     """Add ``dialect`` to the default dialects: load it into the default context, and into every
     ``Context()`` made from now on."""
     _DEFAULT_CONTEXT.load_dialect(dialect)
-    if dialect not in DEFAULT_DIALECTS:
-        DEFAULT_DIALECTS.append(dialect)
+    if dialect not in _DEFAULT_DIALECTS:
+        _DEFAULT_DIALECTS.append(dialect)
