@@ -11,7 +11,7 @@ from lowering.compile.gpu_arrays import SimulatedGpuArray
 from lowering.compile.gpu_build import GpuProgram
 from lowering.compile.gpu_device import (DeviceCounters, InterpretedDevice, kernel_arguments,
                                          pack_kernel_arguments)
-from lowering.compile.gpu_host import HostProgram, HostProgramError, register_host_rule
+from lowering.compile.gpu_host import GPU_HOST, HostProgram, HostProgramError, host_rule
 from lowering.config import config
 from lowering.dialects.loops import RuntimeCheckError
 from lowering.ir.core import Operation, operand, register_op, result
@@ -232,7 +232,7 @@ def test_custom_ops_run_through_their_host_rules():
         host = device.to_host(args[0])
         return [device.to_device(host * 2)]
 
-    register_host_rule("test_gpu_host.twice", twice)
+    GPU_HOST.register(_HostTwiceOp)(host_rule(twice))
     extra = f'%twice = "test_gpu_host.twice"(%out) : ({DEV}) -> {DEV}'
     p = program(exp_program(extra).replace('"gpu.to_host"(%out)', '"gpu.to_host"(%twice)'))
     (out,) = p.run([np.zeros(4, np.float32), np.array(1.0, np.float32)])

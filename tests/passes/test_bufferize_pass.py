@@ -137,7 +137,7 @@ def test_an_op_without_lowering_fails_the_pass_naming_it():
                                 location=Location("m.py", 7, 1))
     func.body.block.append(op)
     func.body.block.append(ReturnOp.create([op.out]))
-    with pytest.raises(PassError, match=r"bufferize: no lowering for test_bufferize.opaque "
+    with pytest.raises(PassError, match=r"bufferize: no rule for test_bufferize.opaque "
                                         r"\(at m.py:7:1\)"):
         PassManager("bufferize").run(ModuleOp.build([func]))
 
