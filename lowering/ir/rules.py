@@ -70,6 +70,8 @@ class RuleTable:
 
     def register(self, *op_classes: type) -> Callable[[Callable], Callable]:
         """Decorator registering ``fn`` as the rule of ``op_classes`` and their subclasses."""
+        self._check_classes(op_classes)
+
         def register(fn: Callable) -> Callable:
             for cls in op_classes:
                 self._set(cls, fn)
@@ -79,24 +81,27 @@ class RuleTable:
     def unsupported(self, op_class: type, reason: str) -> None:
         """Declare that this layer cannot handle ``op_class`` (nor its subclasses without an entry
         of their own), and why: a lookup then fails with ``reason``."""
+        self._check_classes((op_class,))
         self._set(op_class, _Unsupported(reason))
 
+    def _check_classes(self, op_classes) -> None:
+        for cls in op_classes:
+            if not isinstance(cls, type):
+                raise TypeError(f"{self.layer} rules are registered for op classes, got {cls!r}")
+
     def _set(self, cls: type, entry) -> None:
-        if not isinstance(cls, type):
-            raise TypeError(f"{self.layer} rules are registered for op classes, got {cls!r}")
         self._entries[cls] = entry
         self._resolved.clear()
 
     def _resolve(self, op_class: type):
         """The entry of the most derived class in ``op_class``'s MRO, else the fallback's."""
         try:
-            return self._resolved[op_class]
+            entry = self._resolved[op_class]
         except KeyError:
-            pass
-        entry = next((self._entries[c] for c in op_class.__mro__ if c in self._entries), None)
+            entry = next((self._entries[c] for c in op_class.__mro__ if c in self._entries), None)
+            self._resolved[op_class] = entry
         if entry is None and self.fallback is not None:
-            entry = self.fallback._resolve(op_class)
-        self._resolved[op_class] = entry
+            return self.fallback._resolve(op_class)
         return entry
 
     def find(self, op_class: type) -> Callable | None:

@@ -1,0 +1,93 @@
+"""Every op has a rule in each layer on its way to each backend it reaches, or says why not; an
+op declared unsupported fails to compile with an error naming it and the user's line."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import lowering
+from lowering.compile.cpu_executor import CpuCompileError
+from lowering.compile.op_support import (BACKENDS, CPU, GPU, INTERPRETED, Backend, Support,
+                                         has_gradient, has_pretty_form, support)
+from lowering.dialects.loops import CallOp, LoadOp
+from lowering.dialects.tensor import ElementwiseOp, ExpOp, SumOp, TensorOp
+from lowering.frontend.build import apply
+from lowering.ir.core import OP_REGISTRY, register_op
+from lowering.ir.rules import RuleTable
+from lowering.passes.bufferize_core import BUFFERIZE
+
+
+def test_every_op_has_a_rule_for_each_backend_it_reaches_unless_it_says_why_not():
+    ours = [cls for name, cls in sorted(OP_REGISTRY.items())
+            if not name.split(".")[0].startswith("test")]
+    gaps = [f"{cls.name} on {backend.name}: {state.reason}"
+            for cls in ours for backend in BACKENDS
+            if (state := support(cls, backend)).state == "missing"]
+    assert gaps == []
+    assert len(ours) > 150  # every dialect is registered: the check covers them
+
+
+def test_support_reads_each_step_of_the_path_from_its_tables():
+    interpreter, lowering_ = RuleTable("run"), RuleTable("lower")
+    backend = Backend("toy", {"tensor": ((interpreter,), (lowering_,))})
+
+    class Twice(TensorOp):
+        name = "tensor.twice_for_this_test"
+
+    assert support(Twice, backend) == Support("missing", "no rule in run")
+    interpreter.register(TensorOp)(lambda interp, op, args: args)  # a base class serves it
+    assert support(Twice, backend) == Support("missing", "no rule in lower")
+    lowering_.unsupported(Twice, "twice has no loops yet")
+    assert support(Twice, backend) == Support("no", "twice has no loops yet")
+    lowering_.register(Twice)(lambda ctx, op: [])
+    assert support(Twice, backend) == Support("yes")
+    assert support(CallOp, backend) == Support("n/a")  # loops ops never reach this backend
+
+
+def test_the_real_backends_follow_each_dialects_path():
+    assert [support(ExpOp, b).state for b in BACKENDS] == ["yes", "yes", "yes"]
+    assert support(LoadOp, GPU) == Support("yes")  # a kernel lowers it with the CPU's rule
+    assert support(CallOp, CPU) == Support("yes")
+    assert support(CallOp, GPU) == Support(
+        "no", "external functions (BLAS, C) cannot be called from a GPU kernel")
+    assert support(OP_REGISTRY["gpu.thread_id"], CPU) == Support("n/a")
+    assert support(OP_REGISTRY["func.func"], INTERPRETED) == Support("structure")
+
+
+def test_gradient_and_pretty_form_come_from_the_op_classes():
+    assert has_gradient(ExpOp) and has_gradient(SumOp)
+    assert not has_gradient(OP_REGISTRY["tensor.fused"])
+    assert has_pretty_form(LoadOp) and not has_pretty_form(OP_REGISTRY["gpu.sync"])
+
+    class Formatted(TensorOp):
+        name = "tensor.formatted_for_this_test"
+        assembly_format = "$input attr-dict : type($input)"
+
+    assert has_pretty_form(Formatted) and not has_pretty_form(TensorOp)
+
+
+@register_op
+class _ExpWithoutLoopsOp(ExpOp):
+    """``tensor.exp`` under another name that bufferize declares it cannot lower."""
+
+    name = "test_op_support.exp_without_loops"
+
+
+BUFFERIZE.unsupported(_ExpWithoutLoopsOp, "this op has no loop form")
+
+
+def test_an_op_declared_unsupported_fails_to_compile_naming_it_and_the_users_line():
+    assert BUFFERIZE.find(ElementwiseOp) is not None  # what it would inherit otherwise
+    x = lowering.tensor.dvector("x")
+    line = inspect.currentframe().f_lineno + 1
+    y = apply(_ExpWithoutLoopsOp, x)
+    interpreted = lowering.function([x], y, mode="INTERP")
+    np.testing.assert_allclose(interpreted(np.array([0.0, 1.0])), [1.0, np.e])
+    with pytest.raises(CpuCompileError) as raised:
+        lowering.function([x], y, mode="FAST_RUN")(np.array([0.0, 1.0]))
+    message = str(raised.value)
+    assert "test_op_support.exp_without_loops" in message
+    assert f"test_op_support.py:{line}:" in message
+    assert "is not supported: this op has no loop form" in message
