@@ -91,3 +91,17 @@ def test_an_op_declared_unsupported_fails_to_compile_naming_it_and_the_users_lin
     assert "test_op_support.exp_without_loops" in message
     assert f"test_op_support.py:{line}:" in message
     assert "is not supported: this op has no loop form" in message
+
+
+def test_lowering_opt_refuses_an_unsupported_op_at_its_line(tmp_path, capsys):
+    from lowering.cli import main
+    path = tmp_path / "model.mlir"
+    path.write_text('func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {\n'
+                    '  %y = "test_op_support.exp_without_loops"(%x) : (tensor<?xf64>) -> '
+                    'tensor<?xf64>\n'
+                    '  func.return %y : tensor<?xf64>\n'
+                    '}\n')
+    assert main([str(path), "-p", "bufferize"]) == 1
+    err = capsys.readouterr().err
+    assert "test_op_support.exp_without_loops" in err and "model.mlir:2:" in err
+    assert "is not supported: this op has no loop form" in err
