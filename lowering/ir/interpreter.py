@@ -6,9 +6,8 @@ receives the interpreter, the op and the run-time values of its operands, and re
 result (a list or tuple). Region ops call ``interp.run_region``; a block's terminator gives back its
 operands' values, which is how ``func.return`` and ``yield`` ops pass results out.
 
->>> from lowering.dialects.scalar import AddOp, BinaryOp
->>> INTERPRETER.find(AddOp) is INTERPRETER.find(BinaryOp) is not None
-True
+>>> INTERPRETER.layer, INTERPRETER.find(Operation)  # dialects register rules for their ops
+('interpreter', None)
 """
 from __future__ import annotations
 
