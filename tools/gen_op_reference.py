@@ -15,8 +15,8 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import lowering.dialects  # noqa: E402,F401  (registers every op)
-from lowering.compile.op_support import (BACKENDS, has_gradient, has_pretty_form,  # noqa: E402
-                                         support)
+from lowering.compile.op_support import (BACKENDS, dialect_of, has_gradient,  # noqa: E402
+                                         has_pretty_form, support)
 from lowering.ir.core import OP_REGISTRY, Operation  # noqa: E402
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
@@ -81,7 +81,7 @@ def support_matrix(classes) -> list[str]:
     header = ["op", *(backend.name for backend in BACKENDS), "gradient", "pretty form"]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for cls in classes:
-        gradient = ("yes" if has_gradient(cls) else "no") if cls.name.startswith("tensor.") else "—"
+        gradient = "—" if dialect_of(cls) != "tensor" else "yes" if has_gradient(cls) else "no"
         cells = [f"`{cls.name}`", *(_cell(support(cls, backend)) for backend in BACKENDS),
                  gradient, "yes" if has_pretty_form(cls) else "no"]
         rows.append("| " + " | ".join(cells) + " |")

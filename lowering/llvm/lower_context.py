@@ -1,9 +1,10 @@
 """What every lowering rule shares: the module being built, one function's lowering state, the
-registry of per-op rules, and failures (run-time errors with codes).
+rule table of per-op rules, and failures (run-time errors with codes).
 
 A rule is registered in the ``CPU_LOWERING`` rule table per op class (a rule for a base class
-serves its subclasses), like an interpreter rule, and gets the ``FunctionLowering`` and the op; it returns the lowered results (an ``ir.Value`` per scalar result, a ``BufferValue`` per
-buffer result)::
+serves its subclasses), like an interpreter rule, and gets the ``FunctionLowering`` and the op;
+it returns the lowered results (an ``ir.Value`` per scalar result, a ``BufferValue`` per buffer
+result)::
 
     @CPU_LOWERING.register(DimOp)
     def _dim(fl, op):
