@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Writes docs/ops.md, the reference of every op, from the op definitions themselves.
+"""Writes docs/ops.md from the op definitions and the layers' rule tables: a support matrix
+(which backend runs each op, which ops have a gradient and a pretty form), then the reference of
+every op.
 
 Run from the project's root: ``python tools/gen_op_reference.py`` (``--check`` exits 1 if the file
 is stale; the test suite runs that check).
@@ -13,9 +15,10 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import lowering.dialects  # noqa: E402,F401  (registers every op)
+from lowering.compile.op_support import (BACKENDS, dialect_of, has_gradient,  # noqa: E402
+                                         has_pretty_form, support)
 from lowering.ir.context import default_context  # noqa: E402
 from lowering.ir.core import Operation  # noqa: E402
-from lowering.ir.interpreter import RULES  # noqa: E402
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
 
@@ -50,12 +53,40 @@ def describe(cls) -> str:
         lines.append("- traits: " + ", ".join(sorted(cls.traits)))
     has = [what for what, ok in (
         ("verifier", _overrides(cls, "verify_")), ("folding", _overrides(cls, "fold")),
-        ("canonicalization", _overrides(cls, "canonicalization_patterns")),
-        ("grad rule", hasattr(cls, "grad")), ("interpreter rule", cls.name in RULES)) if ok]
+        ("canonicalization", _overrides(cls, "canonicalization_patterns"))) if ok]
     if has:
         lines.append("- has: " + ", ".join(has))
     lines.append(f"- defined in: `{cls.__module__}`")
     return "\n".join(lines) + "\n"
+
+
+_CELLS = {"yes": "yes", "n/a": "—", "structure": "(structure)", "missing": "**missing**"}
+
+MATRIX_INTRO = """\
+Which backend runs each op, read from the layers' rule tables (`lowering.compile.op_support`).
+Tensor ops run in the interpreter and reach the CPU and the GPU through bufferize; loops, scalar
+and func ops reach the CPU through its lowering and the GPU inside kernels; gpu ops run on the
+GPU in a kernel or in the host program. "no" gives the reason a layer declares; "—": the op's
+dialect does not reach that backend; "(structure)": every layer walks the op itself (functions,
+modules, terminators). Gradient (tensor ops): the op's own `grad`, which the front end's `grad`
+uses; pretty form: the op prints in a readable form besides the generic one.
+"""
+
+
+def _cell(state) -> str:
+    return f"no: {state.reason}" if state.state == "no" else _CELLS[state.state]
+
+
+def support_matrix(classes) -> list[str]:
+    """The rows of the support matrix of ``classes``, header first."""
+    header = ["op", *(backend.name for backend in BACKENDS), "gradient", "pretty form"]
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for cls in classes:
+        gradient = "—" if dialect_of(cls) != "tensor" else "yes" if has_gradient(cls) else "no"
+        cells = [f"`{cls.name}`", *(_cell(support(cls, backend)) for backend in BACKENDS),
+                 gradient, "yes" if has_pretty_form(cls) else "no"]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
 def render() -> str:
@@ -65,7 +96,8 @@ def render() -> str:
         by_dialect.setdefault(name.split(".")[0], []).append(ops[name])
     out = ["# Op reference", "",
            "Generated from the op definitions by `python tools/gen_op_reference.py`; do not edit by hand.",
-           ""]
+           "", "## Support matrix", "", MATRIX_INTRO]
+    out += support_matrix([cls for classes in by_dialect.values() for cls in classes]) + [""]
     for dialect, classes in by_dialect.items():
         out += [f"## {dialect}", ""]
         out += [describe(cls) for cls in classes]

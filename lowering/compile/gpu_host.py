@@ -25,10 +25,11 @@ against a ``gpu_device.Device``:
 - ``loops.for`` runs its body's steps (it may hold launches); any other op on host values runs
   its interpreter rule.
 
-Other ops get host steps with ``register_host_rule(op_name, rule)``: ``rule(op, args, device)``
-returns the op's results (a list), like an interpreter rule with the device instead of the
-interpreter. An op on device buffers that has neither is refused when the program is made,
-naming it.
+Each step is made by the op's rule in the ``GPU_HOST`` rule table: ``build(program, op)`` returns
+the step (or None when the op needs no work per call). Other ops get host steps with
+``GPU_HOST.register(OpClass)(host_rule(rule))``: ``rule(op, args, device)`` returns the op's
+results (a list), like an interpreter rule with the device instead of the interpreter. An op on
+device buffers that has neither is refused when the program is made, naming it.
 
 >>> import numpy as np
 >>> from lowering.ir.parser import parse_module
@@ -59,29 +60,34 @@ from typing import Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from lowering.dialects import gpu, loops, scalar
 from lowering.ir.captures import used_from_outside
 from lowering.ir.core import IRError, Operation, Value
-from lowering.ir.interpreter import RULES, Interpreter, InterpreterError
+from lowering.ir.interpreter import INTERPRETER, Interpreter, InterpreterError
+from lowering.ir.rules import RuleTable
 
 from .gpu_device import Device
 
 Step = Callable[[list], None]
 HostRule = Callable[[Operation, list, Device], "list | None"]
 
-HOST_RULES: dict[str, HostRule] = {}
+# How the host program runs each op: ``build(program, op) -> Step | None``. An op without an
+# entry runs its interpreter rule, on host values only.
+GPU_HOST = RuleTable("GPU host program")
 
 
-def register_host_rule(op_name: str, rule: HostRule) -> None:
-    """Let host programs run op ``op_name``: ``rule(op, args, device)`` gets the run-time values
-    of the op's operands (NumPy arrays and scalars on the host, the device's arrays for device
-    buffers) and returns one value per result.
+def host_rule(rule: HostRule) -> Callable[["HostProgram", Operation], Step]:
+    """The ``GPU_HOST`` entry that runs ``rule(op, args, device)`` as an op's step: ``rule`` gets
+    the run-time values of the op's operands (NumPy arrays and scalars on the host, the device's
+    arrays for device buffers) and returns one value per result.
 
-    >>> register_host_rule("test.twice", lambda op, args, device: [args[0] * 2])
-    >>> "test.twice" in HOST_RULES
-    True
-    >>> del HOST_RULES["test.twice"]
+    >>> build = host_rule(lambda op, args, device: [args[0] * 2])
+    >>> build.__name__
+    'build_host_rule_step'
     """
-    HOST_RULES[op_name] = rule
+    def build_host_rule_step(program: HostProgram, op: Operation) -> Step:
+        return program._custom(op, rule)
+    return build_host_rule_step
 
 
 class HostProgramError(IRError):
@@ -198,14 +204,11 @@ class HostProgram:
         return steps, passed
 
     def _compile(self, op: Operation) -> Step | None:
-        rule = HOST_RULES.get(op.name)
-        if rule is not None:
-            return self._custom(op, rule)
-        builder = _BUILDERS.get(op.name)
-        if builder is None and op.name.startswith("scalar.") and op.name != "scalar.constant":
-            builder = _scalar
-        if builder is not None:
-            return builder(self, op)
+        build = GPU_HOST.find(type(op))
+        if build is not None:
+            return build(self, op)
+        if GPU_HOST.unsupported_reason(type(op)) is not None:
+            raise HostProgramError(GPU_HOST.missing_message(op), op)
         return self._fallback(op)
 
     def _custom(self, op: Operation, rule: HostRule) -> Step:
@@ -229,11 +232,8 @@ class HostProgram:
             raise HostProgramError(
                 f"{op.name} at {op.location.short()} works on device memory, which the host "
                 f"program cannot do: it must run inside a kernel (map-to-gpu), or get a host "
-                f"step with lowering.compile.gpu_host.register_host_rule", op)
-        rule = RULES.get(op.name)
-        if rule is None:
-            raise HostProgramError(f"{op.name} at {op.location.short()}: no host step and no "
-                                   f"interpreter rule for this op", op)
+                f"step in lowering.compile.gpu_host.GPU_HOST", op)
+        rule = INTERPRETER.lookup(op, HostProgramError)
         operands = [self._slot(v) for v in op.operands]
         results = [self._slot(r) for r in op.results]
         if op.regions:
@@ -319,7 +319,7 @@ def _scalar(program: HostProgram, op: Operation) -> Step:
 def _constant(program: HostProgram, op: Operation) -> None:
     """Constants are computed once, into the frame every call starts from."""
     interp = Interpreter()
-    for r, value in zip(op.results, RULES[op.name](interp, op, [])):
+    for r, value in zip(op.results, INTERPRETER.lookup(op)(interp, op, [])):
         program._template[program._slot(r)] = value
     return None
 
@@ -385,7 +385,7 @@ def _dealloc(program: HostProgram, op: Operation) -> Step | None:
 
 
 def _view(program: HostProgram, op: Operation) -> Step:
-    rule = RULES[op.name]
+    rule = INTERPRETER.lookup(op)
     operands = [program._slot(v) for v in op.operands]
     result = program._slot(op.result)
     if not _is_device(op.operands[0].type):
@@ -550,25 +550,24 @@ def _for(program: HostProgram, op: Operation) -> Step:
     return step
 
 
-_BUILDERS: dict[str, Callable[[HostProgram, Operation], "Step | None"]] = {
-    "scalar.constant": _constant,
-    "loops.constant": _constant,
-    "loops.dim": _dim,
-    "loops.stride": _stride,
-    "loops.assert": _assert,
-    "loops.alloc": _alloc,
-    "loops.dealloc": _dealloc,
-    "loops.subview": _view,
-    "loops.reshape_view": _view,
-    "loops.transpose_view": _view,
-    "loops.broadcast_view": _view,
-    "loops.copy": _copy,
-    "loops.fill": _fill,
-    "loops.for": _for,
-    "gpu.to_device": _transfer("to_device"),
-    "gpu.to_host": _transfer("to_host"),
-    "gpu.memcpy": _memcpy,
-    "gpu.launch_func": _launch,
-    "gpu.launch": _unoutlined,
-    "gpu.sync": _sync,
-}
+for _ops, _build in (
+        ((scalar.ScalarOp,), _scalar),
+        ((scalar.ConstantOp, loops.ConstantOp), _constant),
+        ((loops.DimOp,), _dim),
+        ((loops.StrideOp,), _stride),
+        ((loops.AssertOp,), _assert),
+        ((loops.AllocOp,), _alloc),
+        ((loops.DeallocOp,), _dealloc),
+        ((loops.SubviewOp, loops.ReshapeViewOp, loops.TransposeViewOp, loops.BroadcastViewOp),
+         _view),
+        ((loops.CopyOp,), _copy),
+        ((loops.FillOp,), _fill),
+        ((loops.ForOp,), _for),
+        ((gpu.ToDeviceOp,), _transfer("to_device")),
+        ((gpu.ToHostOp,), _transfer("to_host")),
+        ((gpu.MemcpyOp,), _memcpy),
+        ((gpu.LaunchFuncOp,), _launch),
+        ((gpu.LaunchOp,), _unoutlined),
+        ((gpu.SyncOp,), _sync)):
+    GPU_HOST.register(*_ops)(_build)
+del _ops, _build

@@ -17,6 +17,8 @@ so the default context never knows these ops. The ops:
 - ``test.mul`` (``MulOp``): pure and commutative; folds constants; its canonicalization pattern
   ``mul_by_one`` rewrites ``x * 1`` to ``x``.
 - ``test.yield`` (``YieldOp``): a terminator, any operands.
+- ``test.exp_without_loops`` (``ExpWithoutLoopsOp``): ``tensor.exp`` under another name, for
+  tests of a layer that declares an op it cannot handle.
 - ``test.checked`` (``CheckedOp``): like ``test.op``, and fails verification, with the message
   of its ``error`` attribute, when it has one.
 
@@ -29,6 +31,7 @@ so the default context never knows these ops. The ops:
 """
 from __future__ import annotations
 
+from lowering.dialects.tensor import ExpOp as TensorExpOp
 from lowering.ir.attributes import IntAttr
 from lowering.ir.context import Context, Dialect
 from lowering.ir.core import (COMMUTATIVE, ISOLATED, PURE, TERMINATOR, Operation, VerifyError,
@@ -174,6 +177,13 @@ class MulOp(_BinaryOp):
     @classmethod
     def canonicalization_patterns(cls):
         return [mul_by_one]
+
+
+@register_op
+class ExpWithoutLoopsOp(TensorExpOp):
+    """``test.exp_without_loops``: computes ``tensor.exp``; a test declares a layer unable to
+    handle it."""
+    name = "test.exp_without_loops"
 
 
 @rewrite_pattern(MulOp)

@@ -18,7 +18,7 @@ import numpy as np
 from lowering.config import config
 from lowering.dialects.tensor import ConstantOp
 from lowering.ir.core import IRError, Operation, OpResult, Value
-from lowering.ir.interpreter import RULES, Interpreter
+from lowering.ir.interpreter import INTERPRETER, Interpreter
 from lowering.ir.location import caller_location
 
 from .errors import GraphBuildError, build_error
@@ -110,7 +110,7 @@ def compute_test_values(op: Operation) -> None:
 
 def _run_on_test_values(op: Operation, args: list) -> bool:
     """Interpret ``op`` on ``args`` and keep its results' test values (False: no rule)."""
-    rule = RULES.get(op.name)
+    rule = INTERPRETER.find(type(op))
     if rule is None:
         return False
     try:

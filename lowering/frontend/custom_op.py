@@ -39,7 +39,7 @@ import numpy as np
 
 from lowering.compile.gpu_arrays import (SimulatedGpuArray, is_c_contiguous, is_device_array,
                                          to_host_array)
-from lowering.compile.gpu_host import register_host_rule
+from lowering.compile.gpu_host import GPU_HOST, host_rule
 from lowering.config import config
 from lowering.dialects.tensor.custom import (CustomOp, custom_implementation, register_custom,
                                              run_custom)
@@ -299,7 +299,7 @@ def _contiguous(device, array):
     return device.to_device(np.ascontiguousarray(array.get()))
 
 
-register_host_rule("tensor.custom", _host_step)
+GPU_HOST.register(CustomOp)(host_rule(_host_step))
 
 
 def custom_op_of(operation: CustomOp) -> Op:

@@ -1,31 +1,24 @@
 """The reference interpreter's core: an environment of values and a registry of per-op rules.
 
-Each dialect registers the rules for its own ops with ``@interpreter_rule("dialect.op")``. A rule
+Each dialect registers the rules for its own ops in the ``INTERPRETER`` rule table, by op class
+(``@INTERPRETER.register(ExpOp)``; a rule for a base class serves its subclasses). A rule
 receives the interpreter, the op and the run-time values of its operands, and returns one value per
 result (a list or tuple). Region ops call ``interp.run_region``; a block's terminator gives back its
 operands' values, which is how ``func.return`` and ``yield`` ops pass results out.
 
 >>> from lowering.ir.core import Operation
->>> interpreter_rule("test.noop")(lambda interp, op, args: [])  # doctest: +ELLIPSIS
-<function <lambda> at ...>
->>> del RULES["test.noop"]
+>>> INTERPRETER.layer, INTERPRETER.find(Operation)  # dialects register rules for their ops
+('interpreter', None)
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from .core import IRError, Operation, Region, Value
+from .rules import RuleTable
 
 Rule = Callable[["Interpreter", Operation, list], Any]
-RULES: dict[str, Rule] = {}
-
-
-def interpreter_rule(name: str):
-    """Decorator registering the interpreter rule of op ``name``."""
-    def register(fn: Rule) -> Rule:
-        RULES[name] = fn
-        return fn
-    return register
+INTERPRETER = RuleTable("interpreter")
 
 
 class InterpreterError(IRError, ValueError):
@@ -48,9 +41,7 @@ class Interpreter:
             raise InterpreterError(f"value {v!r} has no run-time value (used before defined)") from None
 
     def run_op(self, op: Operation) -> list:
-        rule = RULES.get(op.name)
-        if rule is None:
-            raise InterpreterError(f"no interpreter rule for op '{op.name}'", op)
+        rule = INTERPRETER.lookup(op, InterpreterError)
         args = [self.value(v) for v in op.operands]
         try:
             outs = rule(self, op, args)

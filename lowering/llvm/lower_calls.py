@@ -10,17 +10,17 @@ the other integers the library's width; with a 32-bit-integer BLAS, a size that 
 a run-time error. Any other symbol is declared as the convention says and resolved by the JIT
 in the process (or through ``jit.register_symbol``).
 
->>> "loops.call" in LOWERING_RULES
+>>> CallOp in CPU_LOWERING
 True
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from lowering.dialects.loops import BufferType
+from lowering.dialects.loops import BufferType, CallOp
 
 from .blas import CBLAS_ENUM_PARAMS, find_blas
-from .lower_context import LOWERING_RULES, FunctionLowering, lowering_rule, translation_error
+from .lower_context import CPU_LOWERING, FunctionLowering, translation_error
 from .lower_values import I32, BufferValue, i64, memory_type, value_type
 
 
@@ -59,7 +59,7 @@ def _blas_arguments(fl: FunctionLowering, op, int_bits: int) -> tuple[list, list
     return values, types
 
 
-@lowering_rule("loops.call")
+@CPU_LOWERING.register(CallOp)
 def _call(fl: FunctionLowering, op):
     callee = op.callee
     result_type = value_type(op.outs[0].type) if op.outs else ir.VoidType()

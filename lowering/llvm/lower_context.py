@@ -1,11 +1,12 @@
 """What every lowering rule shares: the module being built, one function's lowering state, the
-registry of per-op rules, and failures (run-time errors with codes).
+rule table of per-op rules, and failures (run-time errors with codes).
 
-A rule is registered per op name, like an interpreter rule, and gets the ``FunctionLowering`` and
-the op; it returns the lowered results (an ``ir.Value`` per scalar result, a ``BufferValue`` per
-buffer result)::
+A rule is registered in the ``CPU_LOWERING`` rule table per op class (a rule for a base class
+serves its subclasses), like an interpreter rule, and gets the ``FunctionLowering`` and the op;
+it returns the lowered results (an ``ir.Value`` per scalar result, a ``BufferValue`` per buffer
+result)::
 
-    @lowering_rule("loops.dim")
+    @CPU_LOWERING.register(DimOp)
     def _dim(fl, op):
         return [fl.get(op.buffer).sizes[op.axis]]
 
@@ -31,20 +32,12 @@ from typing import Callable
 import llvmlite.ir as ir
 
 from lowering.ir.core import Block, IRError, Operation, TERMINATOR, Value
+from lowering.ir.rules import RuleTable
 
 from .lower_values import I1, I8P, I32, I64, VOID, BufferValue, i64
 
 Rule = Callable[["FunctionLowering", Operation], list]
-LOWERING_RULES: dict[str, Rule] = {}
-
-
-def lowering_rule(*names: str):
-    """Decorator registering the LLVM lowering of the ops called ``names``."""
-    def register(fn: Rule) -> Rule:
-        for name in names:
-            LOWERING_RULES[name] = fn
-        return fn
-    return register
+CPU_LOWERING = RuleTable("CPU lowering", hint="only loops, scalar and func ops reach to-llvm")
 
 
 class TranslationError(IRError):
@@ -158,7 +151,10 @@ def return_code(fl: "FunctionLowering", code: ir.Value) -> None:
 
 
 class FunctionLowering:
-    """The state of lowering one region of IR into one LLVM function."""
+    """The state of lowering one region of IR into one LLVM function; ``rules`` is the rule
+    table its ops are lowered with."""
+
+    rules = CPU_LOWERING
 
     def __init__(self, state: ModuleLowering, fn: ir.Function, on_failure: FailureHandler,
                  outlined: bool = False):
@@ -196,11 +192,7 @@ class FunctionLowering:
     # -- ops -------------------------------------------------------------------------------
 
     def lower_op(self, op: Operation) -> None:
-        rule = LOWERING_RULES.get(op.name)
-        if rule is None:
-            raise translation_error(op, "the CPU backend cannot translate this op (no lowering "
-                                        "rule); only loops, scalar and func ops reach to-llvm")
-        results = rule(self, op)
+        results = self.rules.lookup(op, TranslationError)(self, op)
         results = [] if results is None else list(results)
         if len(results) != len(op.results):
             raise translation_error(op, f"lowering gave {len(results)} values for "

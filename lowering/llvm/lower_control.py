@@ -8,14 +8,16 @@
 - ``loops.assert`` branches to the failure path with the op's ``error_code`` when its condition
   is false.
 
->>> sorted(n for n in LOWERING_RULES if n in ("loops.for", "loops.parallel", "loops.assert"))
-['loops.assert', 'loops.for', 'loops.parallel']
+>>> [cls.name for cls in (ForOp, ParallelOp, AssertOp) if cls in CPU_LOWERING]
+['loops.for', 'loops.parallel', 'loops.assert']
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from .lower_context import LOWERING_RULES, FunctionLowering, lowering_rule
+from lowering.dialects.loops import AssertOp, ForOp, ParallelOp
+
+from .lower_context import CPU_LOWERING, FunctionLowering
 from .lower_loops import (check_positive_steps, emit_loop, emit_loop_nest, interleave_count,
                           new_access_group)
 from .lower_parallel import interrupt_mark, poll_interrupts, run_parallel
@@ -32,7 +34,7 @@ def lower_body(fl: FunctionLowering, block, args) -> list:
     return [fl.get(v) for v in terminator.operands] if terminator is not None else []
 
 
-@lowering_rule("loops.for")
+@CPU_LOWERING.register(ForOp)
 def _for(fl: FunctionLowering, op):
     lower, upper, step = fl.get(op.lower), fl.get(op.upper), fl.get(op.step)
     check_positive_steps(fl, [step], op)
@@ -59,7 +61,7 @@ def _holds_loops(op) -> bool:
                if inner is not op)
 
 
-@lowering_rule("loops.parallel")
+@CPU_LOWERING.register(ParallelOp)
 def _parallel(fl: FunctionLowering, op):
     lowers = [fl.get(v) for v in op.lowers]
     uppers = [fl.get(v) for v in op.uppers]
@@ -74,7 +76,7 @@ def _parallel(fl: FunctionLowering, op):
     return []
 
 
-@lowering_rule("loops.assert")
+@CPU_LOWERING.register(AssertOp)
 def _assert(fl: FunctionLowering, op):
     code = fl.state.assert_code(op)
     condition = fl.get(op.condition)

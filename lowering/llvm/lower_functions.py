@@ -28,7 +28,7 @@ from lowering.dialects.loops import AllocOp, BufferType
 from lowering.ir.core import OpResult, Operation
 from lowering.ir.types import ScalarType
 
-from .lower_context import (FunctionLowering, ModuleLowering, lowering_rule, return_code,
+from .lower_context import (CPU_LOWERING, FunctionLowering, ModuleLowering, return_code,
                             translation_error)
 from .lower_values import (I8, I8P, I32, BufferValue, descriptor_type, flat_types, flatten,
                            make_buffer, memory_type, rebuild)
@@ -132,7 +132,7 @@ def define_function(state: ModuleLowering, func: FuncOp) -> None:
     define_release(state, func)
 
 
-@lowering_rule("func.call")
+@CPU_LOWERING.register(CallOp)
 def _call(fl: FunctionLowering, op: Operation):
     callee = fl.state.functions.get(op.callee)
     if callee is None:

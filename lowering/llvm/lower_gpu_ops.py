@@ -1,8 +1,10 @@
 """Kernel bodies in LLVM IR for NVPTX: the gpu ops, and where kernel code differs from the CPU's.
 
 A kernel body is lowered by :class:`KernelLowering`, a ``FunctionLowering`` that looks up the
-rules of this module first (``KERNEL_RULES``) and the CPU backend's rules for everything else:
-loops, loads and stores, views, copies and fills are the same code on both.
+rules of this module first (the ``GPU_KERNEL`` rule table) and, through its fallback, the CPU
+backend's rules (``CPU_LOWERING``) for everything else: loops, loads and stores, views, copies
+and fills are the same code on both. Ops that exist on the CPU but not in a kernel are declared
+unsupported there, with the reason.
 
 - ``gpu.thread_id``/``block_id``/``block_dim``/``grid_dim`` read PTX's special registers
   (``llvm.nvvm.read.ptx.sreg.tid.x``, ``ctaid``, ``ntid``, ``nctaid``), widened to ``index``;
@@ -25,9 +27,12 @@ loops, loads and stores, views, copies and fills are the same code on both.
   positive, a ``loops.assert``) executes ``trap``: the launch fails with an error the host
   sees when it synchronizes, instead of running on with wrong memory.
 
->>> sorted(n[4:] for n in KERNEL_RULES if n.startswith("gpu."))  # doctest: +NORMALIZE_WHITESPACE
+>>> sorted(c.name[4:] for c in GPU_KERNEL.classes() if c.name.startswith("gpu."))
+... # doctest: +NORMALIZE_WHITESPACE
 ['atomic_rmw', 'barrier', 'block_dim', 'block_id', 'grid_dim', 'shared_alloc',
  'thread_id']
+>>> GPU_KERNEL.find(LoadOp) is CPU_LOWERING.find(LoadOp), GPU_KERNEL.unsupported_reason(CallOp)
+(True, 'external functions (BLAS, C) cannot be called from a GPU kernel')
 """
 from __future__ import annotations
 
@@ -35,15 +40,19 @@ from typing import Callable
 
 import llvmlite.ir as ir
 
-from lowering.dialects.loops import BufferType
-from lowering.dialects.scalar import SCALAR_OPS, MaximumOp, MinimumOp, allows_reassociation
+from lowering.dialects import builtin
+from lowering.dialects.gpu import (AtomicRmwOp, BarrierOp, BlockDimOp, BlockIdOp, GridDimOp,
+                                   SharedAllocOp, ThreadIdOp)
+from lowering.dialects.loops import AllocOp, BufferType, CallOp, DeallocOp, LoadOp
+from lowering.dialects.scalar import MaximumOp, MinimumOp, ScalarOp, allows_reassociation
 from lowering.ir.core import OpResult, Operation
+from lowering.ir.rules import RuleTable
 from lowering.ir.types import F32
 
 # Importing the CPU backend's rule modules registers the rules kernels share with it.
 from . import lower_control, lower_memory, lower_scalar, lower_views  # noqa: F401
 from .lower_casts import convert, narrow, work_type
-from .lower_context import (LOWERING_RULES, FunctionLowering, ModuleLowering, buffer_of,
+from .lower_context import (CPU_LOWERING, FunctionLowering, ModuleLowering, buffer_of,
                             translation_error)
 from .lower_gpu_math import GpuMath, KernelBuilder, fast_divide, fast_sqrt
 from .lower_memory import element_address
@@ -51,26 +60,16 @@ from .lower_scalar import ScalarEmitter
 from .lower_values import FLOAT, I8, I32, I64, VOID, make_buffer, memory_type
 
 KernelRule = Callable[["KernelLowering", Operation], list]
-KERNEL_RULES: dict[str, KernelRule] = {}
+GPU_KERNEL = RuleTable("GPU kernel lowering", fallback=CPU_LOWERING,
+                       hint="kernels hold loops, scalar and gpu ops")
 
-# Ops that exist on the CPU but cannot run inside a kernel, with the reason.
-NOT_IN_KERNELS = {
-    "loops.call": "external functions (BLAS, C) cannot be called from a GPU kernel",
-    "func.call": "a kernel cannot call a host function",
-    "func.return": "a kernel ends with gpu.return",
-}
+# Ops that exist on the CPU but cannot run inside a kernel.
+GPU_KERNEL.unsupported(CallOp, "external functions (BLAS, C) cannot be called from a GPU kernel")
+GPU_KERNEL.unsupported(builtin.CallOp, "a kernel cannot call a host function")
+GPU_KERNEL.unsupported(builtin.ReturnOp, "a kernel ends with gpu.return")
 
 _ADDRESS_SPACE_SHARED = 3
 _SHARED_ALIGNMENT = 16
-
-
-def kernel_rule(*names: str):
-    """Decorator registering the kernel lowering of the ops called ``names``."""
-    def register(fn: KernelRule) -> KernelRule:
-        for name in names:
-            KERNEL_RULES[name] = fn
-        return fn
-    return register
 
 
 def trap(fl: FunctionLowering, code: ir.Value) -> None:
@@ -87,46 +86,30 @@ class KernelLowering(FunctionLowering):
     loops run sequentially in the thread (``outlined``).
     """
 
+    rules = GPU_KERNEL
+
     def __init__(self, state: ModuleLowering, fn: ir.Function, math: GpuMath):
         super().__init__(state, fn, trap, outlined=True)
         self.math = math
         self.builder = KernelBuilder(self.builder.block, contract=math.fast)
-
-    def lower_op(self, op: Operation) -> None:
-        if op.name in NOT_IN_KERNELS:
-            raise translation_error(op, NOT_IN_KERNELS[op.name])
-        rule = KERNEL_RULES.get(op.name)
-        if rule is None:
-            if op.name not in LOWERING_RULES:
-                raise translation_error(op, "the GPU backend cannot translate this op inside a "
-                                            "kernel (no lowering rule); kernels hold loops, "
-                                            "scalar and gpu ops")
-            super().lower_op(op)
-            return
-        results = list(rule(self, op) or [])
-        if len(results) != len(op.results):
-            raise translation_error(op, f"lowering gave {len(results)} values for "
-                                        f"{len(op.results)} results")
-        for res, lowered in zip(op.results, results):
-            self.bind(res, lowered)
 
 
 # ---------------------------------------------------------------------------------------------
 # Thread and block ids, barriers
 
 
-_SPECIAL_REGISTERS = {"gpu.thread_id": "tid", "gpu.block_id": "ctaid", "gpu.block_dim": "ntid",
-                      "gpu.grid_dim": "nctaid"}
+_SPECIAL_REGISTERS = {ThreadIdOp: "tid", BlockIdOp: "ctaid", BlockDimOp: "ntid",
+                      GridDimOp: "nctaid"}
 
 
-@kernel_rule(*_SPECIAL_REGISTERS)
+@GPU_KERNEL.register(*_SPECIAL_REGISTERS)
 def _special_register(fl: KernelLowering, op):
-    name = f"llvm.nvvm.read.ptx.sreg.{_SPECIAL_REGISTERS[op.name]}.{op.get_attr('dimension')}"
+    name = f"llvm.nvvm.read.ptx.sreg.{_SPECIAL_REGISTERS[type(op)]}.{op.get_attr('dimension')}"
     fn = fl.state.function(name, ir.FunctionType(I32, []))
     return [fl.builder.zext(fl.builder.call(fn, []), I64)]
 
 
-@kernel_rule("gpu.barrier")
+@GPU_KERNEL.register(BarrierOp)
 def _barrier(fl: KernelLowering, op):
     fn = fl.state.function("llvm.nvvm.barrier.cta.sync.aligned.all", ir.FunctionType(VOID, [I32]))
     fl.builder.call(fn, [ir.Constant(I32, 0)])
@@ -137,7 +120,7 @@ def _barrier(fl: KernelLowering, op):
 # Memory
 
 
-@kernel_rule("gpu.shared_alloc")
+@GPU_KERNEL.register(SharedAllocOp)
 def _shared_alloc(fl: KernelLowering, op):
     t = op.result.type
     count = 1
@@ -156,7 +139,7 @@ def _shared_alloc(fl: KernelLowering, op):
     return [make_buffer(b, t, generic, [ir.Constant(I64, d) for d in t.shape])]
 
 
-@kernel_rule("loops.alloc")
+@GPU_KERNEL.register(AllocOp)
 def _thread_private_alloc(fl: KernelLowering, op):
     t = op.result.type
     if t.dynamic_dims:
@@ -171,7 +154,7 @@ def _thread_private_alloc(fl: KernelLowering, op):
     return [make_buffer(fl.builder, t, pointer, [ir.Constant(I64, d) for d in t.shape])]
 
 
-@kernel_rule("loops.dealloc")
+@GPU_KERNEL.register(DeallocOp)
 def _thread_private_dealloc(fl: KernelLowering, op):
     if not (isinstance(op.buffer, OpResult) and op.buffer.owner.name == "loops.alloc"):
         raise translation_error(op, "inside a kernel, loops.dealloc frees only what a "
@@ -224,7 +207,7 @@ def _compare_and_swap_loop(fl: KernelLowering, op, address: ir.Value, value: ir.
     return old
 
 
-@kernel_rule("gpu.atomic_rmw")
+@GPU_KERNEL.register(AtomicRmwOp)
 def _atomic_rmw(fl: KernelLowering, op):
     t = op.buffer.type
     buffer = buffer_of(fl, op.buffer)
@@ -263,6 +246,7 @@ def _fast_f32_op(fl: KernelLowering, op, args, arg_types) -> ir.Value | None:
     return narrow(b, value, result)
 
 
+@GPU_KERNEL.register(ScalarOp)
 def _scalar_op(fl: KernelLowering, op):
     args = [fl.get(v) for v in op.operands]
     arg_types = [v.type for v in op.operands]
@@ -278,6 +262,3 @@ def _scalar_op(fl: KernelLowering, op):
         raise translation_error(op, str(exc)) from None
     return [value]
 
-
-for _cls in SCALAR_OPS.values():
-    kernel_rule(_cls.name)(_scalar_op)

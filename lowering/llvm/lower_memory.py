@@ -18,8 +18,7 @@ and ``fill``.
 - ``copy`` checks at run time that the sizes agree where the types do not say so, then loops;
   ``copy`` and ``fill`` loops are parallel loops (independent iterations).
 
->>> from lowering.dialects.loops import AllocOp
->>> "loops.alloc" in LOWERING_RULES and "loops.store" in LOWERING_RULES
+>>> AllocOp in CPU_LOWERING and StoreOp in CPU_LOWERING
 True
 """
 from __future__ import annotations
@@ -30,12 +29,12 @@ import llvmlite.ir as ir
 import numpy as np
 
 from lowering.dialects.builtin.ops import FuncOp
-from lowering.dialects.loops import BufferType
+from lowering.dialects.loops import (AllocOp, BufferType, ConstantOp, CopyOp, DeallocOp, DimOp,
+                                     FillOp, LoadOp, StoreOp, StrideOp)
 from lowering.ir.core import Operation
 from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 
-from .lower_context import (LOWERING_RULES, FunctionLowering, buffer_of, lowering_rule,
-                            translation_error)
+from .lower_context import CPU_LOWERING, FunctionLowering, buffer_of, translation_error
 from .lower_loops import emit_loop_nest, new_access_group
 from .lower_values import I8, I8P, BufferValue, i64, itemsize, make_buffer
 from .lower_workspace import owned_by_call, slot_of, take
@@ -133,7 +132,7 @@ def _advise_huge_pages(state) -> ir.Function:
     return fn
 
 
-@lowering_rule("loops.alloc")
+@CPU_LOWERING.register(AllocOp)
 def _alloc(fl: FunctionLowering, op):
     t = op.result.type
     if t.memory_space != "host":
@@ -151,7 +150,7 @@ def _alloc(fl: FunctionLowering, op):
     return [buffer]
 
 
-@lowering_rule("loops.constant")
+@CPU_LOWERING.register(ConstantOp)
 def _constant(fl: FunctionLowering, op):
     """A read-only global (64-byte aligned, one per distinct value in the module)."""
     array = op.attributes["value"].elements(op)
@@ -182,7 +181,7 @@ def _is_freeable(value) -> bool:
     return not isinstance(owner.parent_op, FuncOp)  # a loop-carried buffer may be one
 
 
-@lowering_rule("loops.dealloc")
+@CPU_LOWERING.register(DeallocOp)
 def _dealloc(fl: FunctionLowering, op):
     t = op.buffer.type
     if not t.is_contiguous or t.offset != 0 or not _is_freeable(op.buffer):
@@ -197,22 +196,22 @@ def _dealloc(fl: FunctionLowering, op):
     return []
 
 
-@lowering_rule("loops.dim")
+@CPU_LOWERING.register(DimOp)
 def _dim(fl: FunctionLowering, op):
     return [buffer_of(fl, op.buffer).sizes[op.axis]]
 
 
-@lowering_rule("loops.stride")
+@CPU_LOWERING.register(StrideOp)
 def _stride(fl: FunctionLowering, op):
     return [buffer_of(fl, op.buffer).strides[op.axis]]
 
 
-@lowering_rule("loops.load")
+@CPU_LOWERING.register(LoadOp)
 def _load(fl: FunctionLowering, op):
     return [load_element(fl, buffer_of(fl, op.buffer), [fl.get(v) for v in op.indices])]
 
 
-@lowering_rule("loops.store")
+@CPU_LOWERING.register(StoreOp)
 def _store(fl: FunctionLowering, op):
     store_element(fl, fl.get(op.value), buffer_of(fl, op.buffer), [fl.get(v) for v in op.indices])
     return []
@@ -228,7 +227,7 @@ def _each_element(fl: FunctionLowering, sizes, body) -> None:
                    new_access_group(fl))
 
 
-@lowering_rule("loops.copy")
+@CPU_LOWERING.register(CopyOp)
 def _copy(fl: FunctionLowering, op):
     source, target = buffer_of(fl, op.source), buffer_of(fl, op.target)
     same = [fl.icmp("==", a, c) for a, c in zip(source.sizes, target.sizes)]
@@ -238,7 +237,7 @@ def _copy(fl: FunctionLowering, op):
     return []
 
 
-@lowering_rule("loops.fill")
+@CPU_LOWERING.register(FillOp)
 def _fill(fl: FunctionLowering, op):
     target = buffer_of(fl, op.buffer)
     value = fl.get(op.value)

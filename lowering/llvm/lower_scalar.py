@@ -41,11 +41,11 @@ from typing import Callable
 
 import llvmlite.ir as ir
 
-from lowering.dialects.scalar import SCALAR_OPS, ConstantOp, ScalarOp, allows_reassociation
+from lowering.dialects.scalar import ConstantOp, ScalarOp, allows_reassociation
 from lowering.ir.types import ScalarType
 
 from .lower_casts import convert, narrow, widen, work_type
-from .lower_context import lowering_rule, translation_error
+from .lower_context import CPU_LOWERING, translation_error
 from .lower_division import float_floordiv_mod, int_floordiv_mod, int_power
 from .lower_math import math_call
 from .lower_values import I1, constant
@@ -237,6 +237,7 @@ class ScalarEmitter:
 # Rules
 
 
+@CPU_LOWERING.register(ScalarOp)
 def _lower_scalar_op(fl, op):
     args = [fl.get(v) for v in op.operands]
     try:
@@ -247,11 +248,8 @@ def _lower_scalar_op(fl, op):
     return [value]
 
 
-for _cls in SCALAR_OPS.values():
-    lowering_rule(_cls.name)(_lower_scalar_op)
 
-
-@lowering_rule("scalar.constant")
+@CPU_LOWERING.register(ConstantOp)
 def _constant(fl, op: ConstantOp):
     return [constant(op.result.type, op.numpy_value)]
 

@@ -10,17 +10,18 @@ instead of reading outside the buffer:
   negative;
 - ``broadcast_view``: no size is negative.
 
->>> "loops.subview" in LOWERING_RULES
-True
+>>> [cls in CPU_LOWERING for cls in (SubviewOp, ReshapeViewOp, TransposeViewOp, BroadcastViewOp)]
+[True, True, True, True]
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from lowering.dialects.loops import DYNAMIC
+from lowering.dialects.loops import (DYNAMIC, BroadcastViewOp, ReshapeViewOp, SubviewOp,
+                                     TransposeViewOp)
 from lowering.dialects.loops.views import broadcast_dims
 
-from .lower_context import LOWERING_RULES, FunctionLowering, buffer_of, lowering_rule
+from .lower_context import CPU_LOWERING, FunctionLowering, buffer_of
 from .lower_values import i64, make_buffer
 
 
@@ -47,7 +48,7 @@ def _window_in_bounds(fl: FunctionLowering, offset, size, step, dim) -> ir.Value
     return fl.all_of([sized_ok, chosen])
 
 
-@lowering_rule("loops.subview")
+@CPU_LOWERING.register(SubviewOp)
 def _subview(fl: FunctionLowering, op):
     source = buffer_of(fl, op.source)
     dynamic = iter(fl.get(v) for v in op.dynamic)
@@ -76,7 +77,7 @@ def _subview(fl: FunctionLowering, op):
     return [make_buffer(fl.builder, op.result.type, ptr, [sizes[d] for d in keep], strides)]
 
 
-@lowering_rule("loops.reshape_view")
+@CPU_LOWERING.register(ReshapeViewOp)
 def _reshape_view(fl: FunctionLowering, op):
     source = buffer_of(fl, op.source)
     t = op.result.type
@@ -92,7 +93,7 @@ def _reshape_view(fl: FunctionLowering, op):
     return [make_buffer(fl.builder, t, source.ptr, sizes)]
 
 
-@lowering_rule("loops.transpose_view")
+@CPU_LOWERING.register(TransposeViewOp)
 def _transpose_view(fl: FunctionLowering, op):
     source = buffer_of(fl, op.source)
     pattern = op.int_list("pattern")
@@ -101,7 +102,7 @@ def _transpose_view(fl: FunctionLowering, op):
     return [make_buffer(fl.builder, op.result.type, source.ptr, sizes, strides)]
 
 
-@lowering_rule("loops.broadcast_view")
+@CPU_LOWERING.register(BroadcastViewOp)
 def _broadcast_view(fl: FunctionLowering, op):
     source = buffer_of(fl, op.source)
     t = op.result.type

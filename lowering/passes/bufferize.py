@@ -73,8 +73,8 @@ from . import (bufferize_dot, bufferize_elementwise, bufferize_fused,  # noqa: F
                bufferize_custom, bufferize_indexing, bufferize_nnet, bufferize_reductions,
                bufferize_shapes)
 from .dce import eliminate_dead_code
-from .bufferize_core import (AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
-                             lowering_for, result_buffer_type)
+from .bufferize_core import (BUFFERIZE, AlwaysFails, FunctionLowering, Lowered,
+                             input_buffer_type, result_buffer_type)
 from .bufferize_device import confine_to_device, host_accesses_to_device, memory_space_of, move
 from .place_on_device import HOST, arg_devices, location_of, op_device, result_devices
 
@@ -146,11 +146,10 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
 
 
 def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
-    lower = lowering_for(op)
+    lower = BUFFERIZE.find(type(op))
     if lower is None:
-        if _has_tensors(op):
-            raise PassFailure(f"bufferize: no lowering for {op.name} (at {op.location.short()})",
-                              op)
+        if _has_tensors(op) or BUFFERIZE.unsupported_reason(type(op)) is not None:
+            raise PassFailure(BUFFERIZE.missing_message(op), op)
         ctx.b.insert(op.clone(ctx.value_map))
         return
     device = op_device(op)

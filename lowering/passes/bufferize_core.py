@@ -5,9 +5,11 @@ while it walks the tensor ops in order. It maps each tensor value to a ``Lowered
 for a rank-0 value or a value whose elements are all equal (a splat constant, a broadcast scalar)
 just the scalar, materialized into a buffer only when something needs one.
 
-Per-op lowerings register with ``@lowers(OpClass, ...)`` and return one ``Lowered`` per result::
+Per-op lowerings register in the ``BUFFERIZE`` rule table with
+``@BUFFERIZE.register(OpClass, ...)`` (a lowering for a base class serves its subclasses) and
+return one ``Lowered`` per result::
 
-    @lowers(ExpOp)
+    @BUFFERIZE.register(ExpOp)
     def lower_exp(ctx, op):
         ...
         return [ctx.fresh(op.result.type, sizes)]
@@ -50,40 +52,14 @@ from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.builder import Builder
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
+from lowering.ir.rules import RuleTable
 from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import I1, INDEX, ScalarType, TensorType
 
 # ---------------------------------------------------------------------------------------------
-# The registry of per-op lowerings
+# The rule table of per-op lowerings: ``fn(ctx, op) -> list[Lowered]``
 
-LOWERINGS: dict[type, Callable] = {}
-
-
-def lowers(*op_classes):
-    """Decorator registering ``fn(ctx, op) -> list[Lowered]`` as the lowering of ``op_classes``
-    (and their subclasses, unless a subclass has its own).
-
-    >>> from lowering.dialects.tensor import ElementwiseOp, ExpOp
-    >>> lowering_for(ExpOp.__new__(ExpOp)) is LOWERINGS.get(ElementwiseOp)
-    True
-    """
-    def register(fn):
-        for cls in op_classes:
-            LOWERINGS[cls] = fn
-        return fn
-    return register
-
-
-def lowering_for(op: Operation) -> Callable | None:
-    """The registered lowering of ``op``'s class or of its nearest base class, or None.
-
-    >>> lowering_for(Operation()) is None
-    True
-    """
-    for cls in type(op).__mro__:
-        if cls in LOWERINGS:
-            return LOWERINGS[cls]
-    return None
+BUFFERIZE = RuleTable("bufferize")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 from lowering.dialects.tensor.custom import CustomOp
 
-from .bufferize_core import Lowered, lowers, result_buffer_type
+from .bufferize_core import BUFFERIZE, Lowered, result_buffer_type
 
 
-@lowers(CustomOp)
+@BUFFERIZE.register(CustomOp)
 def lower_custom(ctx, op: CustomOp) -> list[Lowered]:
     operands = [ctx.buffer(v) for v in op.operands]
     types = [result_buffer_type(r.type, ctx.space) for r in op.results]

@@ -48,7 +48,7 @@ from lowering.dialects.loops import (AllocOp, BufferType, CallOp, CopyOp, FillOp
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
 
-from .bufferize_core import FunctionLowering, Lowered, lowers, result_buffer_type
+from .bufferize_core import BUFFERIZE, FunctionLowering, Lowered, result_buffer_type
 
 DEVICE_SPACE = "device"
 
@@ -60,12 +60,12 @@ _ELEMENT_ACCESSES = (LoadOp, StoreOp, CopyOp, FillOp, CallOp)
 # Transfers
 
 
-@lowers(ToDeviceOp)
+@BUFFERIZE.register(ToDeviceOp)
 def _lower_to_device(ctx: FunctionLowering, op):
     return [move(ctx, op.input, DEVICE_SPACE, op.context)]
 
 
-@lowers(ToHostOp)
+@BUFFERIZE.register(ToHostOp)
 def _lower_to_host(ctx: FunctionLowering, op):
     return [move(ctx, op.input, "host", op.context)]
 

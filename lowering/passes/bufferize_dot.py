@@ -79,13 +79,13 @@ from lowering.ir.builder import Builder
 from lowering.ir.core import OpResult, Value
 from lowering.ir.types import F16, F32, F64, TensorType
 
-from .bufferize_core import Lowered, lowers
+from .bufferize_core import BUFFERIZE, Lowered
 from .bufferize_reductions import Reduce, reduce_values
 
 CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS = 101, 111, 112
 
 
-@lowers(DotOp)
+@BUFFERIZE.register(DotOp)
 def _lower_dot(ctx, op):
     a, b, rt = op.lhs, op.rhs, op.result.type
     sa, sb = ctx.sizes(a), ctx.sizes(b)
@@ -373,7 +373,7 @@ def _blas_product(ctx, a, b, out, k, alpha, beta, layouts=None) -> None:
 # gemv, gemm: beta * acc + alpha * (lhs . rhs)
 
 
-@lowers(GemvOp, GemmOp)
+@BUFFERIZE.register(GemvOp, GemmOp)
 def _lower_scaled_product(ctx, op):
     """``beta * acc + alpha * (lhs . rhs)``, as NumPy computes it, with ``acc`` read only when
     ``beta`` is not 0: with BLAS, ``beta * acc`` is written first, element for element, and the

@@ -20,10 +20,10 @@ import numpy as np
 from lowering.dialects import loops
 from lowering.dialects.tensor import ConstantOp, ElementwiseOp
 
-from .bufferize_core import Lowered, lowers
+from .bufferize_core import BUFFERIZE, Lowered
 
 
-@lowers(ElementwiseOp)
+@BUFFERIZE.register(ElementwiseOp)
 def _lower_elementwise(ctx, op):
     rt = op.result.type
     attrs = op.scalar_attributes()
@@ -45,7 +45,7 @@ def _lower_elementwise(ctx, op):
     return [out]
 
 
-@lowers(ConstantOp)
+@BUFFERIZE.register(ConstantOp)
 def _lower_constant(ctx, op):
     array = op.attributes["value"].array
     rt = op.result.type

@@ -17,12 +17,12 @@ from __future__ import annotations
 from lowering.dialects import scalar
 from lowering.dialects.tensor import FusedOp
 
-from .bufferize_core import Lowered, lowers
+from .bufferize_core import BUFFERIZE, Lowered
 from .bufferize_reductions import (Accumulator, Reduce, check_not_empty, loop_in_order, monoid,
                                    reduce_values)
 
 
-@lowers(FusedOp)
+@BUFFERIZE.register(FusedOp)
 def _lower_fused(ctx, op):
     space = op.space
     rank = space.rank

@@ -32,7 +32,7 @@ from lowering.dialects.tensor.indexing import DYN, ArrayIndex, Index, Slice
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.types import I1, INDEX
 
-from .bufferize_core import Lowered, lowers
+from .bufferize_core import BUFFERIZE, Lowered
 
 # ---------------------------------------------------------------------------------------------
 # Windows of basic indexing
@@ -137,13 +137,13 @@ def _basic_view(ctx, x, buffer, entries, operands):
     return view, kept
 
 
-@lowers(SubtensorOp)
+@BUFFERIZE.register(SubtensorOp)
 def _lower_subtensor(ctx, op):
     view, sizes = _basic_view(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices)
     return [Lowered(op.result.type, buffer=view, sizes=sizes)]
 
 
-@lowers(SetSubtensorOp, IncSubtensorOp)
+@BUFFERIZE.register(SetSubtensorOp, IncSubtensorOp)
 def _lower_write_subtensor(ctx, op):
     x, rt = op.input, op.result.type
     out = ctx.fresh(rt, ctx.sizes(x))
@@ -256,7 +256,7 @@ def _broadcast_sizes(ctx, arrays) -> list:
     return shape
 
 
-@lowers(AdvancedSubtensorOp)
+@BUFFERIZE.register(AdvancedSubtensorOp)
 def _lower_advanced_subtensor(ctx, op):
     gather = _Gather(ctx, op.input, ctx.buffer(op.input), op.entries, op.indices,
                      op.result.type.element)
@@ -270,7 +270,7 @@ def _lower_advanced_subtensor(ctx, op):
     return [out]
 
 
-@lowers(AdvancedSetSubtensorOp, AdvancedIncSubtensorOp)
+@BUFFERIZE.register(AdvancedSetSubtensorOp, AdvancedIncSubtensorOp)
 def _lower_advanced_write(ctx, op):
     x, rt = op.input, op.result.type
     out = ctx.fresh(rt, ctx.sizes(x))

@@ -13,10 +13,10 @@ import numpy as np
 from lowering.dialects import scalar
 from lowering.dialects.tensor import LogSoftmaxOp, SoftmaxOp
 
-from .bufferize_core import lowers
+from .bufferize_core import BUFFERIZE
 
 
-@lowers(SoftmaxOp, LogSoftmaxOp)
+@BUFFERIZE.register(SoftmaxOp, LogSoftmaxOp)
 def _lower_softmax(ctx, op):
     x, rt = op.input, op.result.type
     axis, rank, element = op.normalized_axis, rt.rank, rt.element

@@ -51,7 +51,7 @@ from lowering.dialects.tensor import ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, P
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.types import F16, F32, F64, I64, ScalarType, TensorType
 
-from .bufferize_core import Lowered, lowers
+from .bufferize_core import BUFFERIZE, Lowered
 
 
 @dataclass
@@ -197,7 +197,7 @@ def check_not_empty(ctx, r: Reduce, sizes, shape) -> None:
 _KINDS = {SumOp: "sum", ProdOp: "prod", MeanOp: "mean", MaxOp: "max", MinOp: "min"}
 
 
-@lowers(SumOp, ProdOp, MeanOp, MaxOp, MinOp)
+@BUFFERIZE.register(SumOp, ProdOp, MeanOp, MaxOp, MinOp)
 def _lower_reduction(ctx, op):
     x = op.input
     r = Reduce(_KINDS[type(op)], x.type.element, tuple(op.axes), bool(op.keepdims),
@@ -445,7 +445,7 @@ class Accumulator:
 # argmax, argmin
 
 
-@lowers(ArgMaxOp, ArgMinOp)
+@BUFFERIZE.register(ArgMaxOp, ArgMinOp)
 def _lower_arg_extremum(ctx, op):
     x, axes = op.input, tuple(op.axes)
     element, rank = x.type.element, x.type.rank

@@ -22,10 +22,10 @@ from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.sizes import MAX_ALLOCATION_BYTES
 from lowering.ir.types import F16, F32, F64, I64, INDEX
 
-from .bufferize_core import Lowered, format_sizes, lowers
+from .bufferize_core import BUFFERIZE, Lowered, format_sizes
 
 
-@lowers(DimShuffleOp)
+@BUFFERIZE.register(DimShuffleOp)
 def _lower_dimshuffle(ctx, op):
     x, rt, pattern = op.input, op.result.type, op.pattern
     lw = ctx.lowered(x)
@@ -37,7 +37,7 @@ def _lower_dimshuffle(ctx, op):
     return [Lowered(rt, buffer=view, sizes=sizes)]
 
 
-@lowers(ReshapeOp)
+@BUFFERIZE.register(ReshapeOp)
 def _lower_reshape(ctx, op):
     x, rt, ix = op.input, op.result.type, ctx.ix
     sizes = reshape_sizes(ctx, ctx.sizes(x), ctx.vector(op.shape), rt.element.dtype.itemsize)
@@ -99,7 +99,7 @@ def reshape_sizes(ctx, input_sizes, target, itemsize: int = 1) -> list:
     return [ix.select(neg, size, t) for t, neg in zip(target, inferred)]
 
 
-@lowers(ShapeOp)
+@BUFFERIZE.register(ShapeOp)
 def _lower_shape(ctx, op):
     sizes = ctx.sizes(op.input)
     out = ctx.fresh(op.result.type, [len(sizes)])
@@ -108,12 +108,12 @@ def _lower_shape(ctx, op):
     return [out]
 
 
-@lowers(ShapeIOp)
+@BUFFERIZE.register(ShapeIOp)
 def _lower_shape_i(ctx, op):
     return [Lowered(op.result.type, scalar=ctx.ix.cast(ctx.size(op.input, op.axis), I64))]
 
 
-@lowers(MakeVectorOp)
+@BUFFERIZE.register(MakeVectorOp)
 def _lower_make_vector(ctx, op):
     out = ctx.fresh(op.result.type, [len(op.operands)])
     for i, v in enumerate(op.operands):
@@ -121,7 +121,7 @@ def _lower_make_vector(ctx, op):
     return [out]
 
 
-@lowers(AllocOp)
+@BUFFERIZE.register(AllocOp)
 def _lower_alloc(ctx, op):
     rt, ix = op.result.type, ctx.ix
     sizes = []
@@ -137,7 +137,7 @@ def _lower_alloc(ctx, op):
     return [_broadcast_into(ctx, op.value, rt, sizes)]
 
 
-@lowers(FillOp)
+@BUFFERIZE.register(FillOp)
 def _lower_fill(ctx, op):
     return [_broadcast_into(ctx, op.value, op.result.type, ctx.sizes(op.model))]
 
@@ -153,7 +153,7 @@ def _broadcast_into(ctx, value, rt, sizes) -> Lowered:
     return out
 
 
-@lowers(ArangeOp)
+@BUFFERIZE.register(ArangeOp)
 def _lower_arange(ctx, op):
     rt, ix = op.result.type, ctx.ix
     element = rt.element
@@ -223,7 +223,7 @@ def _arange_body(ctx, out, element, start, step):
     return body
 
 
-@lowers(ConcatenateOp)
+@BUFFERIZE.register(ConcatenateOp)
 def _lower_concatenate(ctx, op):
     rt, ix, axis = op.result.type, ctx.ix, op.axis
     inputs = list(op.operands)

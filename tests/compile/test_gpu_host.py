@@ -11,9 +11,9 @@ from lowering.compile.gpu_arrays import SimulatedGpuArray
 from lowering.compile.gpu_build import GpuProgram
 from lowering.compile.gpu_device import (DeviceCounters, InterpretedDevice, kernel_arguments,
                                          pack_kernel_arguments)
-from lowering.compile.gpu_host import (HOST_RULES, HostProgram, HostProgramError,
-                                       register_host_rule)
+from lowering.compile.gpu_host import GPU_HOST, HostProgram, HostProgramError, host_rule
 from lowering.config import config
+from lowering.dialects.test import GenericOp
 from lowering.dialects.loops import RuntimeCheckError
 from lowering.ir.parser import parse_module
 
@@ -223,14 +223,11 @@ def test_custom_ops_run_through_their_host_rules(test_context):
         host = device.to_host(args[0])
         return [device.to_device(host * 2)]
 
-    register_host_rule("test.op", twice)
-    try:
+    with GPU_HOST.registered(GenericOp, host_rule(twice)):
         extra = f'%twice = "test.op"(%out) : ({DEV}) -> {DEV}'
         text = exp_program(extra).replace('"gpu.to_host"(%out)', '"gpu.to_host"(%twice)')
         p = program(text, context=test_context)
         (out,) = p.run([np.zeros(4, np.float32), np.array(1.0, np.float32)])
-    finally:
-        del HOST_RULES["test.op"]
     np.testing.assert_array_equal(out, np.full(4, 2.0, np.float32))
 
 

@@ -401,6 +401,17 @@ def test_allocations_of_run_time_size_are_rejected_in_kernels():
         translate_gpu_module(gpu_module_of(_single_kernel(body)))
 
 
+def test_ops_kernels_do_not_support_are_rejected_naming_the_op_and_the_reason():
+    body = ('    %c1 = "scalar.constant"() {value = 1 : index} : () -> index\n'
+            f'    %n = loops.dim %x, 0 : !loops.buffer<?xf32, {DEV}>\n'
+            f'    %s = loops.call @cblas_sasum(%n, %x, %c1) : (index, !loops.buffer<?xf32, {DEV}>, '
+            'index) -> f32')
+    with pytest.raises(TranslationError, match=r"GPU kernel lowering: loops.call "
+                                               r"\(at <input>:7:\d+\) is not supported: "
+                                               r"external functions \(BLAS, C\) cannot be called"):
+        translate_gpu_module(gpu_module_of(_single_kernel(body)))
+
+
 def test_unknown_arch_is_rejected():
     with pytest.raises(UnknownArchError, match="sm_52"):
         translate_gpu_module(gpu_module_of(_single_kernel("")), arch="sm_52")

@@ -130,7 +130,7 @@ def test_an_op_without_lowering_fails_the_pass_naming_it():
     op = GenericOp.create(result_types=[TensorType((2,), I64)], location=Location("m.py", 7, 1))
     func.body.block.append(op)
     func.body.block.append(ReturnOp.create([op.result]))
-    with pytest.raises(PassError, match=r"bufferize: no lowering for test.op "
+    with pytest.raises(PassError, match=r"bufferize: no rule for test.op "
                                         r"\(at m.py:7:1\)"):
         PassManager("bufferize").run(ModuleOp.build([func]))
 

@@ -5,14 +5,16 @@ pass. A column sum (``x.sum(axis=0)``) on the device is a thread per column over
 the host's column tiles, on device buffers, a block per tile."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lowering.dialects.gpu import AtomicRmwOp, BarrierOp
+from lowering.dialects.gpu import AtomicRmwOp, BarrierOp, LaunchOp
 from lowering.dialects.loops import DimOp, ParallelOp
-from lowering.ir.interpreter import RULES
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.pass_manager import PassManager
 
 from .map_to_gpu_helpers import (device_loops, kernel_ops, launches, mapped, module_of,
@@ -94,16 +96,20 @@ def top_level_parallels(module) -> list:
     return [op for op in module.functions[0].body.block.ops if isinstance(op, ParallelOp)]
 
 
-def launch_grids(monkeypatch) -> list[int]:
-    """The x sizes of the grids of the ``gpu.launch`` ops the interpreter runs from now on."""
-    grids = []
-    launch = RULES["gpu.launch"]
+@contextmanager
+def launch_grids():
+    """The x sizes of the grids of the ``gpu.launch`` ops the interpreter runs in the block."""
+    grids: list[int] = []
+    launch = INTERPRETER.find(LaunchOp)
 
     def recording(interp, op, args):
         grids.append(int(args[0]))
         return launch(interp, op, args)
-    monkeypatch.setitem(RULES, "gpu.launch", recording)
-    return grids
+    INTERPRETER.register(LaunchOp)(recording)
+    try:
+        yield grids
+    finally:
+        INTERPRETER.register(LaunchOp)(launch)
 
 
 def test_host_column_sums_stay_in_cache_sized_tiles():
@@ -114,7 +120,7 @@ def test_host_column_sums_stay_in_cache_sized_tiles():
 
 
 @pytest.mark.parametrize("rows, cols", [(5, 37), (3, 1100), (0, 37), (4, 0)])
-def test_device_column_sums_give_each_column_a_thread_across_the_grid(monkeypatch, rows, cols):
+def test_device_column_sums_give_each_column_a_thread_across_the_grid(rows, cols):
     # On the device bufferize leaves out the CPU's column tiles (at most 64, one below 1024
     # columns, hence at most 64 blocks): the columns are the parallel level, each adding its
     # rows in order, and the grid covers them (a thread per column, grid-stride beyond).
@@ -125,9 +131,9 @@ def test_device_column_sums_give_each_column_a_thread_across_the_grid(monkeypatc
     after = mapped(module, "map-to-gpu{block-size=32}")
     (launch,) = launches(after)
     assert "gpu.barrier" not in kernel_ops(launch) and "gpu.atomic_rmw" not in kernel_ops(launch)
-    grids = launch_grids(monkeypatch)
     x = np.random.default_rng(rows * 100 + cols).uniform(-1, 1, (rows, cols)).astype(np.float32)
-    (got,) = same_results(module, after, [x], rtol=0, atol=0)
+    with launch_grids() as grids:
+        (got,) = same_results(module, after, [x], rtol=0, atol=0)
     np.testing.assert_allclose(got, x.sum(axis=0), rtol=1e-6, atol=1e-6)
     assert grids == [max(-(-cols // 32), 1)]
 

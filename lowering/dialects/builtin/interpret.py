@@ -1,11 +1,11 @@
 """Interpreter rules of the builtin dialect."""
 from lowering.ir.core import IRError
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 
-from .ops import ModuleOp
+from .ops import CallOp, ModuleOp
 
 
-@interpreter_rule("func.call")
+@INTERPRETER.register(CallOp)
 def _call(interp, op, args):
     module = next((a for a in op.ancestors() if isinstance(a, ModuleOp)), None)
     callee = module.lookup(op.callee) if module is not None else None

@@ -21,7 +21,7 @@ import numpy as np
 from lowering.ir.attributes import StringAttr
 from lowering.ir.core import (Operation, Value, VerifyError, attr, operand, register_op, result,
                               var_operand)
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 
 from lowering.dialects.loops.runtime import as_buffer, as_index, index_error
 from lowering.dialects.loops.types import BufferType
@@ -84,7 +84,7 @@ class AtomicRmwOp(Operation):
         check_in_kernel(self)
 
 
-@interpreter_rule("gpu.atomic_rmw")
+@INTERPRETER.register(AtomicRmwOp)
 def _atomic_rmw(interp, op, args):
     thread = current_thread(interp, op)
     array = as_buffer(args[1], op.buffer.type, "buffer")

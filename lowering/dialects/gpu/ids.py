@@ -13,7 +13,7 @@ import numpy as np
 
 from lowering.ir.attributes import StringAttr
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import INDEX
 
 from .checks import DIMENSIONS, check_dimension, check_in_kernel
@@ -80,7 +80,7 @@ def _rule(field: str):
     return rule
 
 
-interpreter_rule("gpu.thread_id")(_rule("thread_id"))
-interpreter_rule("gpu.block_id")(_rule("block_id"))
-interpreter_rule("gpu.block_dim")(_rule("block_dim"))
-interpreter_rule("gpu.grid_dim")(_rule("grid_dim"))
+INTERPRETER.register(ThreadIdOp)(_rule("thread_id"))
+INTERPRETER.register(BlockIdOp)(_rule("block_id"))
+INTERPRETER.register(BlockDimOp)(_rule("block_dim"))
+INTERPRETER.register(GridDimOp)(_rule("grid_dim"))

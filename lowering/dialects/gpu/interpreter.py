@@ -22,13 +22,13 @@ import numpy as np
 
 from lowering.ir.captures import captured_values
 from lowering.ir.core import Region, Value, VerifyError
-from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import ScalarType
 
 from lowering.dialects.loops.runtime import as_buffer, as_index
 from lowering.dialects.loops.types import BufferType
 
-from .kernels import GpuFuncOp, resolve_kernel
+from .kernels import GpuFuncOp, LaunchFuncOp, LaunchOp, resolve_kernel
 from .sync import BarrierOp
 from .threads import (BlockBarrier, BlockState, LaunchState, ThreadAborted, ThreadInterpreter,
                       Triple)
@@ -158,7 +158,7 @@ def _sizes(args) -> tuple[Triple, Triple]:
             launch_sizes([as_index(a) for a in args[3:6]], "block"))
 
 
-@interpreter_rule("gpu.launch_func")
+@INTERPRETER.register(LaunchFuncOp)
 def _launch_func(interp, op, args):
     try:
         kernel = resolve_kernel(op)
@@ -174,7 +174,7 @@ def _launch_func(interp, op, args):
     return []
 
 
-@interpreter_rule("gpu.launch")
+@INTERPRETER.register(LaunchOp)
 def _launch(interp, op, args):
     grid, block = _sizes(args)
     base_env = {v: interp.value(v) for v in captured_values(op)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.core import Operation, VerifyError, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import ScalarType
 
 from lowering.dialects.loops.runtime import poison
@@ -50,7 +50,7 @@ class SharedAllocOp(Operation):
         check_in_kernel(self)
 
 
-@interpreter_rule("gpu.shared_alloc")
+@INTERPRETER.register(SharedAllocOp)
 def _shared_alloc(interp, op, args):
     t = op.result.type
 

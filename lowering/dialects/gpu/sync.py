@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from lowering.ir.core import Operation, register_op
-from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.interpreter import INTERPRETER, InterpreterError
 
 from .checks import check_in_kernel, check_on_host
 from .threads import current_thread
@@ -29,7 +29,7 @@ class BarrierOp(Operation):
         check_in_kernel(self)
 
 
-@interpreter_rule("gpu.barrier")
+@INTERPRETER.register(BarrierOp)
 def _barrier(interp, op, args):
     thread = current_thread(interp, op)
     barrier = thread.block.barrier
@@ -54,7 +54,7 @@ class SyncOp(Operation):
         check_on_host(self)
 
 
-@interpreter_rule("gpu.sync")
+@INTERPRETER.register(SyncOp)
 def _sync(interp, op, args):
     # The interpreter finishes each launch before going on: there is nothing to wait for.
     return []

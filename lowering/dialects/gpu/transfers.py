@@ -18,7 +18,7 @@ import numpy as np
 
 from lowering.ir.attributes import StringAttr
 from lowering.ir.core import Operation, Value, VerifyError, attr, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType, Type
 
 from lowering.dialects.loops.runtime import as_buffer, live_allocations
@@ -110,8 +110,8 @@ def _transfer(interp, op, args):
     return [fresh]
 
 
-interpreter_rule("gpu.to_device")(_transfer)
-interpreter_rule("gpu.to_host")(_transfer)
+INTERPRETER.register(ToDeviceOp)(_transfer)
+INTERPRETER.register(ToHostOp)(_transfer)
 
 
 @register_op
@@ -153,7 +153,7 @@ def _shape_text(t: BufferType) -> str:
     return "x".join("?" if d is None else str(d) for d in t.shape) or "(rank 0)"
 
 
-@interpreter_rule("gpu.memcpy")
+@INTERPRETER.register(MemcpyOp)
 def _memcpy(interp, op, args):
     source = as_buffer(args[0], op.source.type, "source")
     target = as_buffer(args[1], op.target.type, "target")

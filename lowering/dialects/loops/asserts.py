@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from lowering.ir.attributes import IntAttr, StringAttr
 from lowering.ir.core import Operation, VerifyError, attr, operand, register_op
-from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import I1, I64
 
 from .syntax import well_formed
@@ -94,7 +94,7 @@ class AssertOp(Operation):
                               f"'{self.kind}'", self)
 
 
-@interpreter_rule("loops.assert")
+@INTERPRETER.register(AssertOp)
 def _assert(interp, op, args):
     if not bool(args[0]):
         error = RuntimeIndexError if op.kind == "index" else RuntimeCheckError

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from lowering.ir.attributes import StringAttr, SymbolRefAttr
 from lowering.ir.core import Operation, VerifyError, attr, register_op, var_operand, var_result
-from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import FunctionType, ScalarType
 
 from .externals import EXTERNAL_FUNCTIONS, param_accepts
@@ -93,7 +93,7 @@ class CallOp(Operation):
                                   f"{param}, got {v.type}", self)
 
 
-@interpreter_rule("loops.call")
+@INTERPRETER.register(CallOp)
 def _call(interp, op, args):
     known = EXTERNAL_FUNCTIONS.get(op.callee)
     if known is None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from lowering.ir.attributes import DenseAttr
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 
 from .types import BufferType
 
@@ -46,6 +46,6 @@ class ConstantOp(Operation):
                               f"shape and element type, contiguous)", self)
 
 
-@interpreter_rule("loops.constant")
+@INTERPRETER.register(ConstantOp)
 def _constant(interp, op, args):
     return [op.attributes["value"].elements(op)]  # read-only: a store into it raises

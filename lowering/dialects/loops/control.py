@@ -21,7 +21,7 @@ import numpy as np
 from lowering.ir.builder import Builder
 from lowering.ir.core import TERMINATOR, Block, Operation, Region, Value, VerifyError, operand, \
     region, register_op, var_operand, var_result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import INDEX
 
 from .checks import check_count, check_indices
@@ -156,7 +156,7 @@ class ForOp(Operation):
         _check_body(self, [INDEX, *types], types)
 
 
-@interpreter_rule("loops.for")
+@INTERPRETER.register(ForOp)
 def _for(interp, op, args):
     lower, upper, step = (as_index(a) for a in args[:3])
     if step <= 0:
@@ -257,7 +257,7 @@ class ParallelOp(Operation):
         _check_body(self, [INDEX] * self.rank, [])
 
 
-@interpreter_rule("loops.parallel")
+@INTERPRETER.register(ParallelOp)
 def _parallel(interp, op, args):
     n = op.rank
     bounds = [as_index(a) for a in args]

@@ -14,7 +14,7 @@ import numpy as np
 from lowering.ir.attributes import IntAttr
 from lowering.ir.core import (PURE, Operation, VerifyError, attr, operand, register_op, result,
                               var_operand)
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, INDEX, ScalarType
 
@@ -71,7 +71,7 @@ class AllocOp(Operation):
         check_indices(self, self.sizes, "size")
 
 
-@interpreter_rule("loops.alloc")
+@INTERPRETER.register(AllocOp)
 def _alloc(interp, op, args):
     sizes = iter(as_index(a) for a in args)
     shape = tuple(next(sizes) if d is None else d for d in op.result.type.shape)
@@ -113,7 +113,7 @@ class DeallocOp(Operation):
         buffer_type(self, self.buffer, "operand")
 
 
-@interpreter_rule("loops.dealloc")
+@INTERPRETER.register(DeallocOp)
 def _dealloc(interp, op, args):
     array = args[0]
     live = live_allocations(interp)
@@ -171,7 +171,7 @@ class DimOp(_BufferAxisQuery):
     name = "loops.dim"
 
 
-@interpreter_rule("loops.dim")
+@INTERPRETER.register(DimOp)
 def _dim(interp, op, args):
     array = as_buffer(args[0], op.buffer.type, "operand")
     return [np.int64(array.shape[op.axis])]
@@ -186,7 +186,7 @@ class StrideOp(_BufferAxisQuery):
     name = "loops.stride"
 
 
-@interpreter_rule("loops.stride")
+@INTERPRETER.register(StrideOp)
 def _stride(interp, op, args):
     array = as_buffer(args[0], op.buffer.type, "operand")
     return [np.int64(array.strides[op.axis] // array.itemsize)]
@@ -261,7 +261,7 @@ class LoadOp(Operation):
         check_result_type(self, self.result.type, t.element)
 
 
-@interpreter_rule("loops.load")
+@INTERPRETER.register(LoadOp)
 def _load(interp, op, args):
     array = as_buffer(args[0], op.buffer.type, "buffer")
     return [array[_position(op, array, args[1:])]]
@@ -308,7 +308,7 @@ class StoreOp(Operation):
         _check_access(self, t, self.indices)
 
 
-@interpreter_rule("loops.store")
+@INTERPRETER.register(StoreOp)
 def _store(interp, op, args):
     array = as_buffer(args[1], op.buffer.type, "buffer")
     array[_position(op, array, args[2:])] = args[0]
@@ -366,7 +366,7 @@ class CopyOp(Operation):
                                   self)
 
 
-@interpreter_rule("loops.copy")
+@INTERPRETER.register(CopyOp)
 def _copy(interp, op, args):
     src = as_buffer(args[0], op.source.type, "source")
     dst = as_buffer(args[1], op.target.type, "target")
@@ -418,7 +418,7 @@ class FillOp(Operation):
                               f"holds {t.element}", self)
 
 
-@interpreter_rule("loops.fill")
+@INTERPRETER.register(FillOp)
 def _fill(interp, op, args):
     as_buffer(args[1], op.buffer.type, "buffer")[...] = args[0]
     return []

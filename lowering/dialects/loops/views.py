@@ -28,7 +28,7 @@ from numpy.lib.stride_tricks import as_strided
 from lowering.ir.attributes import ArrayAttr, IntAttr
 from lowering.ir.core import (PURE, Operation, Value, VerifyError, attr, operand, register_op,
                               result, var_operand)
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import INDEX
 
 from .checks import DYNAMIC, buffer_type, check_count, check_indices, check_result_type, \
@@ -211,7 +211,7 @@ class SubviewOp(ViewOp):
         self.check_inferred(lambda: subview_type(source, *statics, self.int_list("drop_dims")))
 
 
-@interpreter_rule("loops.subview")
+@INTERPRETER.register(SubviewOp)
 def _subview(interp, op, args):
     array = as_buffer(args[0], op.source.type, "source")
     dynamic = iter(as_index(a) for a in args[1:])
@@ -301,7 +301,7 @@ class ReshapeViewOp(_SizedView):
                               f"of elements differ", self)
 
 
-@interpreter_rule("loops.reshape_view")
+@INTERPRETER.register(ReshapeViewOp)
 def _reshape_view(interp, op, args):
     array = as_buffer(args[0], op.source.type, "source")
     sizes = iter(as_index(a) for a in args[1:])
@@ -386,7 +386,7 @@ class TransposeViewOp(ViewOp):
         self.check_inferred(lambda: transpose_type(source, self.int_list("pattern")))
 
 
-@interpreter_rule("loops.transpose_view")
+@INTERPRETER.register(TransposeViewOp)
 def _transpose_view(interp, op, args):
     array = as_buffer(args[0], op.source.type, "source")
     pattern = op.int_list("pattern")
@@ -473,7 +473,7 @@ class BroadcastViewOp(_SizedView):
         check_indices(self, self.sizes, "size")
 
 
-@interpreter_rule("loops.broadcast_view")
+@INTERPRETER.register(BroadcastViewOp)
 def _broadcast_view(interp, op, args):
     array = as_buffer(args[0], op.source.type, "source")
     out = op.result.type

@@ -1,17 +1,15 @@
 """Interpreter rules of the scalar dialect: every function op runs its own ``evaluate``."""
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 
-from .ops import SCALAR_OPS
+from .ops import ConstantOp, ScalarOp
 
 
+@INTERPRETER.register(ScalarOp)
 def _evaluate(interp, op, args):
     return [op.evaluate(*args, **op.evaluate_attributes())]
 
 
-@interpreter_rule("scalar.constant")
+@INTERPRETER.register(ConstantOp)
 def _constant(interp, op, args):
     return [op.numpy_value]
 
-
-for _cls in SCALAR_OPS.values():
-    interpreter_rule(_cls.name)(_evaluate)

@@ -14,7 +14,7 @@ import numpy as np
 
 from lowering.ir.attributes import DenseAttr
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
 
@@ -57,11 +57,11 @@ class TensorOp(Operation):
 
     def fold(self):
         """Constant-fold through the interpreter rule when all operands are ``tensor.constant``."""
-        from lowering.ir.interpreter import RULES, Interpreter
+        from lowering.ir.interpreter import INTERPRETER, Interpreter
         if not all(isinstance(v.owner, ConstantOp) for v in self.operands if hasattr(v, "op")) or \
                 not all(hasattr(v, "op") for v in self.operands) or self.regions:
             return None
-        rule = RULES.get(self.name)
+        rule = INTERPRETER.find(type(self))
         if rule is None or self._too_large_to_fold():
             return None
         try:
@@ -124,6 +124,6 @@ class ConstantOp(TensorOp):
         return None  # already a constant
 
 
-@interpreter_rule("tensor.constant")
+@INTERPRETER.register(ConstantOp)
 def _constant(interp, op, args):
     return [op.attributes["value"].elements(op).copy()]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -154,5 +154,5 @@ def _run_scaled_product(interp, op, args):
     return [fit_result(op, value)]
 
 
-interpreter_rule("tensor.gemv")(_run_scaled_product)
-interpreter_rule("tensor.gemm")(_run_scaled_product)
+INTERPRETER.register(GemvOp)(_run_scaled_product)
+INTERPRETER.register(GemmOp)(_run_scaled_product)

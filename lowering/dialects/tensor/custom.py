@@ -33,7 +33,7 @@ import numpy as np
 
 from lowering.ir.attributes import IntAttr, StringAttr
 from lowering.ir.core import PURE, Value, VerifyError, attr, register_op, var_operand, var_result
-from lowering.ir.interpreter import InterpreterError, interpreter_rule
+from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -168,6 +168,6 @@ def run_custom(op: CustomOp, args: list, is_array=None) -> list:
     return check_custom_results(op, list(implementation.run(list(args))), is_array)
 
 
-@interpreter_rule("tensor.custom")
+@INTERPRETER.register(CustomOp)
 def _custom(interp, op, args):
     return run_custom(op, args)

@@ -24,7 +24,7 @@ import numpy as np
 from lowering.dialects import scalar
 from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import ScalarType, TensorType
 
 from .base import TensorOp
@@ -428,16 +428,13 @@ def check_broadcast(op: ElementwiseOp, arrays) -> None:
                              f"dimension {dim} (only dimensions typed 1 broadcast)")
 
 
+@INTERPRETER.register(ElementwiseOp)
 def _run_elementwise(interp, op, args):
     arrays = [np.asarray(a) for a in args]
     check_broadcast(op, arrays)
     value = op.scalar_op.evaluate(*arrays, **op.scalar_attributes())
     return [np.asarray(value, dtype=op.result.type.dtype)]
 
-
-for _cls in ELEMENTWISE_OPS.values():
-    interpreter_rule(_cls.name)(_run_elementwise)
-del _cls
 
 
 __all__ = ["ElementwiseOp", "UnaryElementwiseOp", "BinaryElementwiseOp", "Emitter",

@@ -42,7 +42,7 @@ from lowering.dialects.scalar import YieldOp
 from lowering.ir.attributes import ArrayAttr, BoolAttr, DictAttr, IntAttr, StringAttr
 from lowering.ir.core import (ISOLATED, PURE, Block, OpResult, Operation, Region, Value,
                               VerifyError, attr, region, register_op, var_operand, var_result)
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import ScalarType, TensorType
 
 from .base import TensorOp
@@ -316,7 +316,7 @@ def check_space(op: FusedOp, arrays) -> tuple[int, ...]:
     return tuple(shape)
 
 
-@interpreter_rule("tensor.fused")
+@INTERPRETER.register(FusedOp)
 def _fused(interp, op, args):
     arrays = [np.asarray(a) for a in args]
     space = check_space(op, arrays)

@@ -44,7 +44,7 @@ import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, IntAttr, StringAttr
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result, var_operand
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
 from .base import ConstantOp, TensorOp
@@ -557,8 +557,6 @@ def _write(accumulate: bool):
     return rule
 
 
-for _name in ("tensor.subtensor", "tensor.advanced_subtensor"):
-    interpreter_rule(_name)(_read)
-for _name, _acc in (("tensor.set_subtensor", False), ("tensor.inc_subtensor", True),
-                    ("tensor.advanced_set_subtensor", False), ("tensor.advanced_inc_subtensor", True)):
-    interpreter_rule(_name)(_write(_acc))
+INTERPRETER.register(SubtensorOp, AdvancedSubtensorOp)(_read)
+INTERPRETER.register(SetSubtensorOp, AdvancedSetSubtensorOp)(_write(False))
+INTERPRETER.register(IncSubtensorOp, AdvancedIncSubtensorOp)(_write(True))

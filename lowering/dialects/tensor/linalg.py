@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -85,7 +85,7 @@ class DotOp(TensorOp):
         return [match_type(ga, a, loc), match_type(gb, b, loc)]
 
 
-@interpreter_rule("tensor.dot")
+@INTERPRETER.register(DotOp)
 def _dot(interp, op, args):
     a, b = np.asarray(args[0]), np.asarray(args[1])
     if a.shape[-1] != b.shape[0]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from lowering.ir.attributes import IntAttr
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -103,7 +103,7 @@ def _shifted(op, x: np.ndarray) -> np.ndarray:
     return x - np.max(x, axis=axis, keepdims=True)
 
 
-@interpreter_rule("tensor.softmax")
+@INTERPRETER.register(SoftmaxOp)
 def _softmax(interp, op, args):
     x = np.asarray(args[0])
     with np.errstate(invalid="ignore", over="ignore"):
@@ -112,7 +112,7 @@ def _softmax(interp, op, args):
     return [fit_result(op, out)]
 
 
-@interpreter_rule("tensor.log_softmax")
+@INTERPRETER.register(LogSoftmaxOp)
 def _log_softmax(interp, op, args):
     x = np.asarray(args[0])
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):

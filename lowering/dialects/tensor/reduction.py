@@ -22,7 +22,7 @@ import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, BoolAttr, IntAttr
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import F64, I64, UI64, ScalarType, TensorType
 
 from .base import ConstantOp, TensorOp
@@ -318,6 +318,4 @@ def _run_reduction(interp, op, args):
     return [np.asarray(value, dtype=dtype)]
 
 
-for _cls in REDUCTION_OPS.values():
-    interpreter_rule(_cls.name)(_run_reduction)
-del _cls
+INTERPRETER.register(*REDUCTION_OPS.values())(_run_reduction)

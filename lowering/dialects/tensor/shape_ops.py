@@ -24,7 +24,7 @@ import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, DenseAttr, IntAttr
 from lowering.ir.core import OpResult, Value, VerifyError, attr, operand, register_op, result, var_operand
-from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, ScalarType, TensorType, scalar_type_of
 
@@ -266,7 +266,7 @@ class DimShuffleOp(TensorOp):
         return [match_type(g, x, self.location)]
 
 
-@interpreter_rule("tensor.dimshuffle")
+@INTERPRETER.register(DimShuffleOp)
 def _dimshuffle(interp, op, args):
     (x,) = args
     x = np.asarray(x)
@@ -365,7 +365,7 @@ class ReshapeOp(TensorOp):
         return [match_type(back, x, self.location), None]
 
 
-@interpreter_rule("tensor.reshape")
+@INTERPRETER.register(ReshapeOp)
 def _reshape(interp, op, args):
     x, shape = np.asarray(args[0]), np.asarray(args[1])
     target = tuple(int(s) for s in shape.reshape(-1))
@@ -420,7 +420,7 @@ class ShapeOp(TensorOp):
         return [None]
 
 
-@interpreter_rule("tensor.shape")
+@INTERPRETER.register(ShapeOp)
 def _shape(interp, op, args):
     return [np.array(np.shape(args[0]), dtype=np.int64).reshape(-1)]
 
@@ -467,7 +467,7 @@ class ShapeIOp(TensorOp):
         return [None]
 
 
-@interpreter_rule("tensor.shape_i")
+@INTERPRETER.register(ShapeIOp)
 def _shape_i(interp, op, args):
     return [np.array(np.shape(args[0])[op.axis], dtype=np.int64)]
 
@@ -524,7 +524,7 @@ def _check_make_vector(elements, rtype: TensorType) -> None:
             raise VerifyError(f"element #{i} must be a rank-0 tensor of {rtype.element}, got {t}")
 
 
-@interpreter_rule("tensor.make_vector")
+@INTERPRETER.register(MakeVectorOp)
 def _make_vector(interp, op, args):
     dtype = op.result.type.dtype
     return [np.array([np.asarray(a).reshape(()) for a in args], dtype=dtype).reshape(len(args))]
@@ -598,7 +598,7 @@ class AllocOp(TensorOp):
         return _fold_small(self)
 
 
-@interpreter_rule("tensor.alloc")
+@INTERPRETER.register(AllocOp)
 def _alloc(interp, op, args):
     value, dims = np.asarray(args[0]), [int(np.asarray(d)) for d in args[1:]]
     if any(d < 0 for d in dims):
@@ -662,7 +662,7 @@ class FillOp(TensorOp):
         return _fold_small(self)
 
 
-@interpreter_rule("tensor.fill")
+@INTERPRETER.register(FillOp)
 def _fill(interp, op, args):
     model, value = np.asarray(args[0]), np.asarray(args[1])
     try:
@@ -772,7 +772,7 @@ class ArangeOp(TensorOp):
         return _fold_small(self)
 
 
-@interpreter_rule("tensor.arange")
+@INTERPRETER.register(ArangeOp)
 def _arange(interp, op, args):
     dtype = op.result.type.dtype
     return [fit_result(op, _arange_values(*args, dtype=dtype))]
@@ -869,7 +869,7 @@ class ConcatenateOp(TensorOp):
         return grads
 
 
-@interpreter_rule("tensor.concatenate")
+@INTERPRETER.register(ConcatenateOp)
 def _concatenate(interp, op, args):
     arrays = [np.asarray(a) for a in args]
     try:
