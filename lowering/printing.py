@@ -30,6 +30,7 @@ from lowering.compile.function import Function
 from lowering.compile.io import graph_value
 from lowering.frontend.types import TensorType
 from lowering.printing_dot import GraphvizNotFoundError, graph_to_dot, pydotprint  # noqa: F401
+from lowering.printing_graph import results_to_print
 
 __all__ = ["debugprint", "pp", "pprint", "char_from_number", "pydotprint", "graph_to_dot",
            "destroy_map", "view_map"]
@@ -76,7 +77,7 @@ def debugprint(obj, depth: int = -1, print_type: bool = False, file=None, ids: s
     DimShuffle{1,0} [id A] ''  v={0: [0]} 
      |m [id B]
     """
-    results, order = _results_to_print(obj)
+    results, order = results_to_print(obj)
     out = io.StringIO() if file == "str" else (sys.stdout if file is None else file)
     done: dict = {}
     maps = (print_destroy_map, print_view_map)
@@ -88,49 +89,6 @@ def debugprint(obj, depth: int = -1, print_type: bool = False, file=None, ids: s
         out.flush()
         return None
     return file
-
-
-def _results_to_print(obj) -> tuple[list[GraphVariable], list[Apply]]:
-    if isinstance(obj, Function):
-        fgraph = obj.maker.fgraph
-        return list(fgraph.outputs), fgraph.toposort()
-    if isinstance(obj, FunctionGraph):
-        return list(obj.outputs), obj.toposort()
-    if isinstance(obj, Apply):
-        return list(obj.outputs), []
-    items = obj if isinstance(obj, (list, tuple)) else [obj]
-    view = GraphView()
-    results = []
-    for item in items:
-        if isinstance(item, GraphVariable):
-            results.append(item)
-            continue
-        try:
-            var = view.variable(graph_value(item))
-        except TypeError:
-            raise TypeError(f"debugprint cannot print an object of type "
-                            f"{type(item).__name__}: {item!r}") from None
-        target = getattr(item, "target", "cpu")
-        results.append(var if target == "cpu" else _TransferNode(var, target).outputs[0])
-    return results, []
-
-
-class _TransferNode:
-    """``x.transfer(target)`` in a printed graph: Theano's ``GpuFromHost<target>`` node over
-    ``x`` (a transfer builds no IR op; the request lives on the variable)."""
-
-    def __init__(self, host: GraphVariable, target):
-        self.op = f"GpuFromHost<{target}>"
-        self.inputs = [host]
-        self.outputs = [_TransferredView(self, host)]
-
-
-class _TransferredView:
-    name = None
-
-    def __init__(self, owner: _TransferNode, host: GraphVariable):
-        self.owner = owner
-        self.type = host.type
 
 
 def destroy_map(node) -> dict[int, list[int]]:

@@ -37,6 +37,7 @@ import shutil
 import subprocess
 
 from lowering.compile.profile_memory import VIEW_OPS
+from lowering.printing_graph import results_to_print
 
 __all__ = ["pydotprint", "graph_to_dot", "GraphvizNotFoundError", "DEFAULT_COLORS"]
 
@@ -128,9 +129,8 @@ def graph_to_dot(obj, compact: bool = True, with_ids: bool = False, high_contras
                  var_with_name_simple: bool = False) -> str:
     """The DOT text of the graph of ``obj``: a compiled Function (its final graph), a
     FunctionGraph, an Apply node, a variable or a list of variables. Options as ``pydotprint``."""
-    from lowering.printing import _results_to_print
     colors = {**DEFAULT_COLORS, **(colorCodes or {})}
-    results, order = _results_to_print(obj)
+    results, order = results_to_print(obj)
     nodes = _collect(results, order)
     shared = _shared_inputs(obj)
     outputs = list(results)

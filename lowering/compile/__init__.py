@@ -6,7 +6,8 @@ variable storage, and the Theano-style view of compiled graphs.
 'INTERP'
 """
 from .fgraph import Apply, FunctionGraph, install_presentation  # noqa: F401
-from .function import Function, FunctionMaker, function  # noqa: F401
+from .compiled_function import Function, FunctionMaker  # noqa: F401
+from .function import function  # noqa: F401
 from .graph_to_module import MissingInputError, UnusedInputError  # noqa: F401
 from .io import In, Out  # noqa: F401
 from .pipeline import (Mode, StageUnavailableError, get_mode, register_executor,  # noqa: F401

@@ -41,8 +41,10 @@ from lowering.ir.core import Operation
 
 from .gpu_arrays import is_c_contiguous, is_device_array
 from .gpu_build import compile_for_gpu, place, program_context
+from .gpu_call_protocol import NORMALIZE_CODE
 from .gpu_device import Device, device_for
 from .gpu_host import HostProgram
+from .gpu_profile import GpuProfilePlan
 from .pipeline import register_executor
 
 __all__ = ["GpuExecutor", "gpu_available", "NORMALIZE_CODE"]
@@ -50,10 +52,6 @@ __all__ = ["GpuExecutor", "gpu_available", "NORMALIZE_CODE"]
 # Threads per block of the kernels (map-to-gpu's block-size); GpuExecutor(block_size=...) or
 # this module default decide it.
 DEFAULT_BLOCK_SIZE = 256
-
-# ``raw_call`` returns this when a host argument is not yet an array of its dtype and rank:
-# ``Function`` then checks and converts the arguments and calls ``recover``.
-NORMALIZE_CODE = -1
 
 
 def gpu_available() -> None:
@@ -210,7 +208,6 @@ class GpuExecutor:
 
     def profile_plan(self):
         """The per-step plan ``function(profile=True)`` runs (``gpu_profile.GpuProfilePlan``)."""
-        from .gpu_profile import GpuProfilePlan
         return GpuProfilePlan(self)
 
     def __repr__(self):

@@ -46,6 +46,7 @@ import numpy as np
 from lowering.ir.core import Operation
 from lowering.ir.types import INDEX
 
+from .gpu_call_protocol import NORMALIZE_CODE
 from .profile_plan import PlannedNode
 
 
@@ -189,7 +190,6 @@ class GpuProfilePlan:
         when the arguments need ``Function``'s checks first."""
         ready = self.executor._ready(args)
         if ready is None:
-            from .gpu_executor import NORMALIZE_CODE
             return NORMALIZE_CODE
         return self._timed(ready, on_node)
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from lowering.ir.pass_manager import PassTiming
 
-from .function import Function
+from .compiled_function import Function
 from .interpreter_executor import InterpreterExecutor
 from .profile_memory import NodeBuffers, memory_peaks, result_storage, storage_code
 from .profile_plan import NodePlan, PlannedNode

@@ -12,9 +12,10 @@ import pkgutil
 
 
 def _import_all() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{info.name}")
+    # Sub-packages too: a pass may live in a folder of modules that share one stage.
+    for info in pkgutil.walk_packages(__path__, f"{__name__}."):
+        if not info.name.rpartition(".")[2].startswith("_"):
+            importlib.import_module(info.name)
 
 
 _import_all()
