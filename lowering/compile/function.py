@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from lowering.dialects.function_attrs import ARG_DEVICES, MUTABLE_ARGS, RESULT_DEVICES
 from lowering.ir.core import Value
 from lowering.llvm.cuda_runtime import CudaUnavailableError
 
@@ -235,12 +236,12 @@ def _check_unused(built: BuiltModule, specs: list[In], policy: str) -> None:
 
 
 def _mark_mutable_inputs(built: BuiltModule, specs: list[In]) -> None:
-    """``In(x, mutable=True)`` (without a default, which later calls still need): the function
-    may overwrite the caller's array, which the ``mutable_args`` attribute tells the compiler."""
-    from lowering.ir.attributes import ArrayAttr, IntAttr
+    """``In(x, mutable=True)`` (without a default, which later calls still need): the function may
+    overwrite the caller's array, which the ``lowering.mutable_args`` attribute tells the
+    compiler."""
     mutable = [pos for pos, spec in enumerate(specs) if spec.mutable and not spec.has_default]
     if mutable:
-        built.func.attributes["mutable_args"] = ArrayAttr(tuple(IntAttr(p) for p in mutable))
+        MUTABLE_ARGS.set(built.func, mutable)
 
 
 def _executor_for_python_ops(built: BuiltModule, executor: tuple) -> tuple:
@@ -280,10 +281,9 @@ def _names_gpu_contexts(built: BuiltModule, inputs: list[In], outputs: list[Out]
 
 def _executor_for_contexts(built: BuiltModule, executor: tuple) -> tuple:
     """The GPU executor for a function whose arguments or results live on a GPU context
-    (``arg_devices``/``result_devices``), when it can run; else ``executor``."""
+    (``lowering.arg_devices``/``lowering.result_devices``), when it can run; else ``executor``."""
     from .pipeline import EXECUTORS
-    places = list(built.func.get_attr("arg_devices") or ()) + \
-        list(built.func.get_attr("result_devices") or ())
+    places = ARG_DEVICES.get(built.func, []) + RESULT_DEVICES.get(built.func, [])
     if executor[0] == "gpu" or all(p == "cpu" for p in places) or \
             _gpu_unusable_reason() is not None:
         return executor
@@ -380,9 +380,7 @@ class Function:
                                   if self._num_outputs + k not in in_place]
         dtypes = [a.type.dtype for a in func.regions[0].block.args]
         self._written_shared = [(self._shared[a - n], np.dtype(dtypes[a])) for _, a in updated]
-        mutable = func.attributes.get("mutable_args")
-        self._mutable_inputs = [] if mutable is None else \
-            [(int(i), np.dtype(dtypes[int(i)])) for i in mutable.value]
+        self._mutable_inputs = [(i, np.dtype(dtypes[i])) for i in MUTABLE_ARGS.get(func, [])]
         self._checked_shared = None  # the shared arrays last found not to overlap
 
     def _prepare_locks(self) -> None:

@@ -1,2 +1,2 @@
 """Dialects. Importing this package registers every op, type, verifier and interpreter rule."""
-from . import builtin, scalar, tensor, loops, gpu  # noqa: F401
+from . import builtin, function_attrs, scalar, tensor, loops, gpu  # noqa: F401

@@ -26,9 +26,10 @@ f32/f64 product calls CBLAS through ``loops.call`` (``cblas_?gemm``, ``cblas_?ge
 ``bufferize_dot``. A ``tensor.fused`` op becomes one loop nest running its scalar body.
 
 On a GPU: an op with a ``device`` attribute (``place-on-device``) puts what it allocates in
-device memory (``space="device"``), arguments and results that the function's ``arg_devices`` /
-``result_devices`` place on a context are device buffers, tensor transfers become buffer
-transfers, and the host never loads or stores device memory (``bufferize_device``).
+device memory (``space="device"``), arguments and results that the function's
+``lowering.arg_devices`` / ``lowering.result_devices`` place on a context are device buffers,
+tensor transfers become buffer transfers, and the host never loads or stores device memory
+(``bufferize_device``).
 
 The per-op lowerings live next to this module, one file per op family (``bufferize_*.py``), on
 the machinery of ``bufferize_core``.

@@ -3,16 +3,17 @@
 Theano's ``inplace`` stage, on buffers: the decisions need to know which memory a value lives
 in, so they are made on loops IR, after ``bufferize``. The pass does three things:
 
-1. **Shared variables updated in place.** The ``shared_updates = [[r, a], ...]`` attribute of a
-   function says that result ``r`` is the new value of the shared variable read as argument
-   ``a``. When the result is an allocation written only after the last read of the argument's
-   old value (or read element for element by the loop that writes it: ``w - lr * g``), and its
-   sizes are provably those of the argument, the result is computed into the argument's buffer:
-   the allocation disappears, the result is no longer returned, and the function's
-   ``updated_in_place = [[r, a], ...]`` attribute says where it is (``r`` numbered as before the
-   pass; ``shared_updates`` lists the other pairs, renumbered). The argument's type becomes
-   contiguous (the caller must pass contiguous, writable memory there: ``function()`` keeps such
-   shared variables contiguous), so loops over it vectorize and BLAS can write into it.
+1. **Shared variables updated in place.** The ``lowering.shared_updates = [[r, a], ...]`` attribute
+   of a function says that result ``r`` is the new value of the shared variable read as argument
+   ``a``. When the result is an allocation written only after the last read of the argument's old
+   value (or read element for element by the loop that writes it: ``w - lr * g``), and its sizes are
+   provably those of the argument, the result is computed into the argument's buffer: the allocation
+   disappears, the result is no longer returned, and the function's ``lowering.updated_in_place =
+   [[r, a], ...]`` attribute says where it is (``r`` numbered as before the pass;
+   ``lowering.shared_updates`` lists the other pairs, renumbered, and ``lowering.result_devices``
+   loses the entries of the results taken out). The argument's type becomes contiguous (the caller
+   must pass contiguous, writable memory there: ``function()`` keeps such shared variables
+   contiguous), so loops over it vectorize and BLAS can write into it.
 
    A failed call must change no shared variable: no op that may stop the function with an error
    (a check, an allocation, see ``buffer_analysis.may_fail``) may run after the first write into
@@ -25,20 +26,20 @@ in, so they are made on loops IR, after ``bufferize``. The pass does three thing
    that temporary is not read afterwards and has the same type and provably the same sizes,
    takes the temporary's memory instead (Theano's ``Elemwise{...}[(0, 0)]``).
 
-3. **Mutable inputs.** Arguments listed in the function's ``mutable_args`` attribute
+3. **Mutable inputs.** Arguments listed in the function's ``lowering.mutable_args`` attribute
    (``In(x, mutable=True)``) may be overwritten the same way when nothing reads them afterwards.
    Other inputs are never written.
 
 At the tensor level (a function with tensor ops, as in the optimization pipeline of
-``function()``), the pass only marks the function with ``allow_inplace``: the CPU pipeline runs
-the pass again after ``bufferize`` where that mark is present, so ``optimizer_excluding=inplace``
-and modes without the stage turn in-place updates off.
+``function()``), the pass only marks the function with ``lowering.allow_inplace``: the CPU
+pipeline runs the pass again after ``bufferize`` where that mark is present, so
+``optimizer_excluding=inplace`` and modes without the stage turn in-place updates off.
 
 >>> from lowering.ir.parser import parse_module
 >>> from lowering.ir.printer import print_op
 >>> m = parse_module('''
 ... func.func @step(%w: !loops.buffer<?xf32, strides=[?], offset=?>, %g: !loops.buffer<?xf32>)
-...     -> !loops.buffer<?xf32> attributes {shared_updates = [[0, 0]]} {
+...     -> !loops.buffer<?xf32> attributes {lowering.shared_updates = [[0, 0]]} {
 ...   %c0 = "scalar.constant"() {value = 0 : index} : () -> index
 ...   %c1 = "scalar.constant"() {value = 1 : index} : () -> index
 ...   %n = loops.dim %w, 0 : !loops.buffer<?xf32, strides=[?], offset=?>
@@ -57,8 +58,8 @@ and modes without the stage turn in-place updates off.
 ... }''')
 >>> Inplace().apply(m)
 >>> func = m.functions[0]
->>> str(func.function_type), str(func.attributes["updated_in_place"])
-('(!loops.buffer<?xf32>, !loops.buffer<?xf32>) -> ()', '[[0 : i64, 0 : i64]]')
+>>> str(func.function_type), UPDATED_IN_PLACE.get(func)
+('(!loops.buffer<?xf32>, !loops.buffer<?xf32>) -> ()', [(0, 0)])
 >>> print(print_op(func.body.block.last_op.prev_op))
 loops.parallel (%i) = (%c0) to (%n) step (%c1) {
   %a = loops.load %w[%i] : !loops.buffer<?xf32>
@@ -74,24 +75,20 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.function_attrs import (ALLOW_INPLACE, MUTABLE_ARGS, RESULT_DEVICES,
+                                              SHARED_UPDATES, UPDATED_IN_PLACE)
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, BroadcastViewOp, CopyOp, DimOp, FillOp, LoadOp,
                                      ReshapeViewOp, StoreOp, SubviewOp, TransposeViewOp,
                                      broadcast_type, subview_type, transpose_type)
 from lowering.dialects.loops.views import ViewOp
-from lowering.ir.attributes import ArrayAttr, IntAttr, TypeAttr, UnitAttr
+from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, option, register_pass
 from lowering.ir.types import FunctionType, TensorType
 
 from .buffer_analysis import (SizeFacts, aliases, content_uses, effects, escapes, is_buffer,
                               is_returned, may_fail, reads_then_writes_pointwise, top_ancestor)
-
-ALLOW_MARK = "allow_inplace"
-UPDATED = "updated_in_place"
-SHARED_UPDATES = "shared_updates"
-MUTABLE = "mutable_args"
-
 
 @register_pass
 class Inplace(ModulePass):
@@ -105,7 +102,7 @@ class Inplace(ModulePass):
     def apply(self, module: Operation) -> None:
         for func in _functions(module):
             if _has_tensors(func):
-                func.attributes[ALLOW_MARK] = UnitAttr()
+                ALLOW_INPLACE.set(func, True)
             else:
                 run_inplace(func, self.calls_may_fail)
 
@@ -114,7 +111,8 @@ class Inplace(ModulePass):
 class Decision:
     """One buffer the pass did away with: ``replaced`` (the name hint of the allocation that is
     gone) now lives in ``into`` (an argument or an earlier allocation); for a shared variable's
-    update, ``result`` is the function's result it was (numbered as in ``updated_in_place``)."""
+    update, ``result`` is the function's result it was (numbered as in
+    ``lowering.updated_in_place``)."""
 
     replaced: str | None
     into: Value
@@ -141,22 +139,6 @@ def _has_tensors(func: FuncOp) -> bool:
         isinstance(r.type, TensorType) for op in func.walk() for r in op.results)
 
 
-def _int_pairs(func: FuncOp, name: str) -> list[tuple[int, int]]:
-    attribute = func.attributes.get(name)
-    if attribute is None:
-        return []
-    return [(int(r), int(a)) for r, a in attribute.value]
-
-
-def _int_list(func: FuncOp, name: str) -> list[int]:
-    attribute = func.attributes.get(name)
-    return [] if attribute is None else [int(x) for x in attribute.value]
-
-
-def _pairs_attribute(pairs) -> ArrayAttr:
-    return ArrayAttr(tuple(ArrayAttr((IntAttr(r), IntAttr(a))) for r, a in pairs))
-
-
 # ---------------------------------------------------------------------------------------------
 # 1. Shared variables updated in place
 
@@ -172,7 +154,7 @@ class _Update:
 def _update_shared_in_place(func: FuncOp, calls_may_fail: bool) -> list[Decision]:
     block = func.body.block
     ret = block.last_op
-    candidates = [c for c in (_candidate(func, r, a) for r, a in _int_pairs(func, SHARED_UPDATES))
+    candidates = [c for c in (_candidate(func, r, a) for r, a in SHARED_UPDATES.get(func, []))
                   if c is not None]
     chosen: list[_Update] = []
     for c in candidates:
@@ -200,15 +182,14 @@ def _update_shared_in_place(func: FuncOp, calls_may_fail: bool) -> list[Decision
     func.attributes["function_type"] = TypeAttr(FunctionType(
         tuple(a.type for a in func.args), tuple(v.type for v in ret.operands)))
     renumber = {old: new for new, old in enumerate(kept)}
-    rest = [(renumber[r], a) for r, a in _int_pairs(func, SHARED_UPDATES) if r in renumber]
-    if rest:
-        func.attributes[SHARED_UPDATES] = _pairs_attribute(rest)
-    else:
-        func.attributes.pop(SHARED_UPDATES, None)
-    earlier = _int_pairs(func, UPDATED)
+    rest = [(renumber[r], a) for r, a in SHARED_UPDATES.get(func, []) if r in renumber]
+    SHARED_UPDATES.set(func, rest or None)
+    if RESULT_DEVICES.present(func):
+        devices = RESULT_DEVICES.get(func)
+        RESULT_DEVICES.set(func, [devices[i] for i in kept])
+    earlier = UPDATED_IN_PLACE.get(func, [])
     gone = {r for r, _ in earlier}
-    func.attributes[UPDATED] = _pairs_attribute(sorted(
-        earlier + [(_original_index(r, gone), a) for r, a in done]))
+    UPDATED_IN_PLACE.set(func, sorted(earlier + [(_original_index(r, gone), a) for r, a in done]))
     return [Decision(c.new.name_hint, c.old, _original_index(c.result, gone)) for c in chosen]
 
 
@@ -372,7 +353,7 @@ def _reuse_dead_inputs(func: FuncOp) -> list[Decision]:
     """Give an allocation the memory of a buffer its first writer reads element for element
     and nothing reads afterwards: a temporary of the same type, or a mutable argument."""
     block = func.body.block
-    mutable = {id(func.args[i]) for i in _int_list(func, MUTABLE) if 0 <= i < len(func.args)}
+    mutable = {id(func.args[i]) for i in MUTABLE_ARGS.get(func, []) if 0 <= i < len(func.args)}
     facts = SizeFacts(func)
     decisions = []
     for alloc in [op for op in block.ops if isinstance(op, AllocOp)]:
@@ -452,7 +433,7 @@ _ORIGIN = "lowering.origin."
 class InplaceReport:
     """What ``bufferize_in_place`` did: for each tensor-level op (by position in its function's
     block) the results written into an operand's memory, ``{result: operand}`` (Theano's
-    ``inplace_pattern``), and the function's ``updated_in_place`` pairs."""
+    ``inplace_pattern``), and the function's ``lowering.updated_in_place`` pairs."""
 
     patterns: dict[int, dict[int, int]]
     updated: list[tuple[int, int]]
@@ -461,7 +442,8 @@ class InplaceReport:
 def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None],
                        calls_may_fail: bool = False) -> tuple[Operation, InplaceReport]:
     """A loops-level copy of ``module`` (one function at the tensor level, left unchanged):
-    ``bufferize(copy)`` lowers it, then the pass runs where the function has ``allow_inplace``.
+    ``bufferize(copy)`` lowers it, then the pass runs where the function has
+    ``lowering.allow_inplace``.
 
     Bufferize names the buffer of each tensor result after it; the copy's results get names
     that say where they come from, which are put back afterwards, so that each decision can be
@@ -471,7 +453,7 @@ def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None]
     >>> from lowering.passes.bufferize import Bufferize
     >>> m = parse_module('''
     ... func.func @f(%w: tensor<?xf32>, %g: tensor<?xf32>) -> tensor<?xf32>
-    ...     attributes {shared_updates = [[0, 0]], allow_inplace = unit} {
+    ...     attributes {lowering.shared_updates = [[0, 0]], lowering.allow_inplace} {
     ...   %e = "tensor.exp"(%g) : (tensor<?xf32>) -> tensor<?xf32>
     ...   %new = "tensor.sub"(%w, %e) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
     ...   func.return %new : tensor<?xf32>
@@ -486,7 +468,7 @@ def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None]
         bufferize(copy)
         return copy, InplaceReport({}, [])
     tensor_ops = list(_functions(module)[0].body.block.ops)
-    allowed = ALLOW_MARK in funcs[0].attributes
+    allowed = ALLOW_INPLACE.present(funcs[0])
     names: dict[str, str | None] = {}
     for i, op in enumerate(funcs[0].body.block.ops):
         for j, res in enumerate(op.results):
@@ -527,7 +509,7 @@ def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None]
                                      for a in b.args)):
             if value.name_hint is not None and value.name_hint.startswith(_ORIGIN):
                 value.name_hint = names.get(value.name_hint)
-    return copy, InplaceReport(patterns, _int_pairs(func, UPDATED))
+    return copy, InplaceReport(patterns, UPDATED_IN_PLACE.get(func, []))
 
 
 def _origin(name: str | None) -> tuple[int, int] | None:
