@@ -176,7 +176,7 @@ def lower_to_gpu(module: Operation, context: str = "cuda", block_size: int = DEF
     started = time.perf_counter()
     # Products as CBLAS calls: map-to-gpu turns those into its block-reduction gemv and tiled
     # shared-memory gemm kernels (a loop nest would become one thread per output element).
-    loops, inplace = bufferize_in_place(placed, Bufferize(use_blas=True).apply)
+    loops, inplace = bufferize_in_place(placed, Bufferize(use_blas=True).lower)
     PlanMemory(allow_gc=config.allow_gc).apply(loops)
     timings["bufferize"] = time.perf_counter() - started
     started = time.perf_counter()

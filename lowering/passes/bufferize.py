@@ -31,6 +31,10 @@ device memory (``space="device"``), arguments and results that the function's
 tensor transfers become buffer transfers, and the host never loads or stores device memory
 (``bufferize_device``).
 
+``Bufferize.lower`` also returns, for each function, a ``BufferMap``: which tensor value each
+buffer was made for, so later steps (``inplace``'s report in tensor terms) know where a buffer's
+data comes from without reading it off names.
+
 The per-op lowerings live next to this module, one file per op family (``bufferize_*.py``), on
 the machinery of ``bufferize_core``.
 
@@ -62,10 +66,11 @@ module {
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
 from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
-from lowering.ir.core import OpResult, Operation, Value
+from lowering.ir.core import BlockArgument, OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.types import FunctionType, TensorType
@@ -92,15 +97,71 @@ class Bufferize(ModulePass):
                                  minimum=0)
 
     def apply(self, module: Operation) -> None:
+        self.lower(module)
+
+    def lower(self, module: Operation) -> list["BufferMap"]:
+        """Bufferize ``module`` in place (as ``apply``); returns the ``BufferMap`` of each
+        function it rebuilt, in module order."""
         error_codes = itertools.count(1)
+        maps = []
         for func in list(_functions(module)):
             if _has_tensors(func):
-                _replace(func, lower_function(func, self, error_codes))
+                buffers = BufferMap(func)
+                buffers.func = lower_function(func, self, error_codes, buffers)
+                _replace(func, buffers.func)
+                maps.append(buffers)
+        return maps
 
 
-def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
+@dataclass(eq=False)
+class BufferMap:
+    """What ``bufferize`` made of the tensor-level function ``tensor_func``: its buffer form
+    ``func`` and, for each buffer of ``func`` made to hold a tensor value (an argument, an op's
+    result buffer or view), that value: the first one, when ops share a buffer.
+
+    >>> from lowering.ir.parser import parse_module
+    >>> m = parse_module('''
+    ... func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+    ...   %y = "tensor.exp"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+    ...   func.return %y : tensor<?xf32>
+    ... }''')
+    >>> tensor_func = m.functions[0]
+    >>> [buffers] = Bufferize().lower(m)
+    >>> y = buffers.func.body.block.last_op.operands[0]
+    >>> buffers.tensor_value(y) is tensor_func.body.block.first_op.result
+    True
+    >>> buffers.argument(buffers.func.args[0]), buffers.argument(y)
+    (0, None)
+    """
+
+    tensor_func: FuncOp
+    func: FuncOp | None = None
+    made_for: dict[Value, Value] = field(default_factory=dict)  # buffer -> tensor value
+
+    def record(self, buffer: Value | None, tensor_value: Value) -> None:
+        """``buffer`` was made to hold ``tensor_value`` (unless it held an earlier value)."""
+        if buffer is not None:
+            self.made_for.setdefault(buffer, tensor_value)
+
+    def tensor_value(self, buffer: Value) -> Value | None:
+        """The tensor value ``buffer`` was made to hold, or None (a buffer of its own: a copy,
+        a temporary of a lowering)."""
+        return self.made_for.get(buffer)
+
+    def argument(self, buffer: Value) -> int | None:
+        """The index of the function argument whose memory ``buffer`` is (a shared variable's
+        or an input's), or None."""
+        value = self.tensor_value(buffer)
+        if isinstance(value, BlockArgument) and value.block is self.tensor_func.body.block:
+            return value.index
+        return None
+
+
+def lower_function(func: FuncOp, options: Bufferize, error_codes,
+                   buffers: BufferMap | None = None) -> FuncOp:
     """The buffer form of ``func`` (a new, detached ``func.func`` of the same name);
-    ``error_codes`` numbers its checks.
+    ``error_codes`` numbers its checks; ``buffers`` (when given) records the tensor value each
+    buffer holds.
 
     >>> from lowering.ir.parser import parse_module
     >>> m = parse_module("func.func @g(%x: tensor<3xi8>) -> tensor<3xi8> { "
@@ -109,6 +170,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     >>> [op.name for op in new.body.block.ops]  # a returned argument is copied
     ['loops.alloc', 'loops.copy', 'func.return']
     """
+    buffers = buffers if buffers is not None else BufferMap(func)
     ftype = func.function_type
     # Where the arguments are and the results go (place-on-device's attributes): device
     # arguments and results are device buffers.
@@ -125,6 +187,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     ctx = FunctionLowering(new.body.block, options, error_codes)
     for old, arg in zip(func.args, new.args):
         arg.name_hint = old.name_hint
+        buffers.record(arg, old)
         if isinstance(old.type, TensorType):
             ctx.bind(old, Lowered(old.type, buffer=arg, space=arg.type.memory_space))
         else:
@@ -135,7 +198,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
             if isinstance(op, ReturnOp):
                 _lower_return(ctx, op, out_devices)
             else:
-                _lower_op(ctx, op)
+                _lower_op(ctx, op, buffers)
     # Sizes and index arithmetic computed for an op but not needed in the end.
     eliminate_dead_code(new)
     on_host = host_accesses_to_device(new.body.block)
@@ -146,7 +209,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     return new
 
 
-def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
+def _lower_op(ctx: FunctionLowering, op: Operation, buffers: BufferMap) -> None:
     lower = lowering_for(op)
     if lower is None:
         if _has_tensors(op):
@@ -168,6 +231,7 @@ def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
         for v in (lowered.buffer, lowered.scalar):  # new top-level values keep the IR's names
             if isinstance(v, OpResult) and v.name_hint is None and v.op.parent is ctx.block:
                 v.name_hint = res.name_hint
+        buffers.record(lowered.buffer, res)
         ctx.bind(res, lowered)
 
 

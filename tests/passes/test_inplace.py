@@ -92,7 +92,7 @@ def test_the_pass_reports_the_update_and_bufferize_in_place_maps_it_to_the_tenso
     Inplace().apply(module)  # at the tensor level: only the permission
     assert ALLOW_INPLACE.get(module.functions[0])
     assert module.functions[0].function_type.results == (VECTOR,)
-    loops, report = bufferize_in_place(module, Bufferize().apply)
+    loops, report = bufferize_in_place(module, Bufferize().lower)
     assert report.updated == [(0, 0)] and report.patterns == {0: {0: 0}}
     assert loops.functions[0].function_type.results == ()
     names = {a.name_hint for op in loops.walk() for a in op.results if a.name_hint}
@@ -102,7 +102,7 @@ def test_the_pass_reports_the_update_and_bufferize_in_place_maps_it_to_the_tenso
 def test_without_the_permission_bufferize_in_place_changes_nothing():
     module = function_module([VECTOR, VECTOR], w_minus_g)
     SHARED_UPDATES.set(module.functions[0], [(0, 0)])
-    loops, report = bufferize_in_place(module, Bufferize().apply)
+    loops, report = bufferize_in_place(module, Bufferize().lower)
     assert report.updated == [] and report.patterns == {}
     assert len(loops.functions[0].function_type.results) == 1
 
@@ -342,3 +342,66 @@ SHARED_UPDATE_WITH_EARLY_VIEW = """
   }) {sym_name = "f", function_type = (tensor<1x1xi1>, tensor<i64>, tensor<?xi32>) -> (tensor<1x1xi1>, tensor<2x1xi1>), lowering.shared_updates = [[0 : i64, 0 : i64]]} : () -> ()
 }) : () -> ()
 """
+
+
+def test_every_change_of_the_pass_goes_through_its_rewriter():
+    # w is strided until the pass writes its update into it: the argument and the function
+    # type are retyped through the rewriter, whose listener hears of it.
+    from lowering.ir.rewriter import RewriteListener, Rewriter
+    module = loops_module([VECTOR, VECTOR], w_minus_g, updates=[(0, 0)])
+    func = module.functions[0]
+    w = func.args[0]
+    strided = w.type
+    events = []
+
+    class Listener(RewriteListener):
+        def value_retyped(self, value, old_type):
+            events.append(("retyped", value, old_type))
+
+        def op_modified(self, op):
+            events.append(("modified", op))
+
+        def op_erased(self, op):
+            events.append(("erased", op.name))
+
+    rewriter = Rewriter(Listener())
+    [decision] = run_inplace(func, rewriter=rewriter)
+    assert decision.into is w and decision.result == 0
+    assert ("retyped", w, strided) in events and str(w.type) == "!loops.buffer<?xf64>"
+    assert ("modified", func) in events and ("erased", "loops.alloc") in events
+    assert str(func.function_type) == \
+        "(!loops.buffer<?xf64>, !loops.buffer<?xf64, strides=[?], offset=?>) -> ()"
+
+
+def test_bufferize_maps_each_buffer_to_the_tensor_value_it_was_made_for():
+    module = function_module([VECTOR, VECTOR], w_minus_g)
+    tensor_func = module.functions[0]
+    [sub] = [op for op in tensor_func.body.block.ops if op.name == "tensor.sub"]
+    [buffers] = Bufferize().lower(module)
+    func = buffers.func
+    assert func is module.functions[0] and buffers.tensor_func is tensor_func
+    assert [buffers.argument(a) for a in func.args] == [0, 1]
+    assert buffers.tensor_value(func.args[1]) is tensor_func.args[1]
+    [alloc] = [op for op in func.body.block.ops if isinstance(op, AllocOp)]
+    assert buffers.tensor_value(alloc.result) is sub.result and buffers.argument(alloc.result) \
+        is None
+
+
+@pytest.mark.parametrize("name", ["lowering.origin.0.0", "lowering.origin.1.0"])
+def test_value_names_that_look_like_provenance_change_nothing(name):
+    # Bufferize once told where a buffer came from by renaming values "lowering.origin.<op>.
+    # <result>" and parsing the names back; an argument a user had named that way came out
+    # renamed after another value. Names are now only names.
+    def report_for(arg_name):
+        module = function_module([VECTOR, VECTOR], w_minus_g)
+        module.functions[0].args[0].name_hint = arg_name
+        SHARED_UPDATES.set(module.functions[0], [(0, 0)])
+        Inplace().apply(module)
+        loops, report = bufferize_in_place(module, Bufferize().lower)
+        return report, [a.name_hint for a in loops.functions[0].args]
+
+    plain_report, plain_names = report_for("w")
+    report, names = report_for(name)
+    assert (report.patterns, report.updated) == (plain_report.patterns, plain_report.updated)
+    assert report.updated == [(0, 0)]
+    assert names == [name, plain_names[1]]
