@@ -44,11 +44,11 @@ def module_of(text: str):
 
 
 def device_loops(text: str, bufferize: str = "bufferize", memory: bool = True,
-    optimize: str = ""): """The loops IR of a tensor-level module placed on the device
-    (``lowering.arg_devices`` and ``lowering.result_devices`` of the function say where its values
-    live): optimized (``optimize``, e.g. "fuse"), placed, transfers elided, bufferized, then
-    (``memory``) in-place updates and
-    memory planning."""
+                 optimize: str = ""):
+    """The loops IR of a tensor-level module placed on the device (``lowering.arg_devices`` and
+    ``lowering.result_devices`` of the function say where its values live): optimized
+    (``optimize``, e.g. "fuse"), placed, transfers elided, bufferized, then (``memory``) in-place
+    updates and memory planning."""
     module = module_of(text)
     passes = [p for p in (optimize, DEVICE, bufferize) if p]
     passes += ["inplace", "plan-memory"] if memory else []
