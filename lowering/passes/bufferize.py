@@ -73,6 +73,7 @@ from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
 from lowering.ir.core import BlockArgument, OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
+from lowering.ir.rewriter import Rewriter
 from lowering.ir.types import FunctionType, TensorType
 
 from . import (bufferize_dot, bufferize_elementwise, bufferize_fused,  # noqa: F401
@@ -99,16 +100,18 @@ class Bufferize(ModulePass):
     def apply(self, module: Operation) -> None:
         self.lower(module)
 
-    def lower(self, module: Operation) -> list["BufferMap"]:
-        """Bufferize ``module`` in place (as ``apply``); returns the ``BufferMap`` of each
-        function it rebuilt, in module order."""
+    def lower(self, module: Operation, rewriter: Rewriter | None = None) -> list["BufferMap"]:
+        """Bufferize ``module`` in place (as ``apply``; each function is replaced by its buffer
+        form through ``rewriter``); returns the ``BufferMap`` of each function it rebuilt, in
+        module order."""
+        rewriter = rewriter if rewriter is not None else Rewriter()
         error_codes = itertools.count(1)
         maps = []
         for func in list(_functions(module)):
             if _has_tensors(func):
                 buffers = BufferMap(func)
                 buffers.func = lower_function(func, self, error_codes, buffers)
-                _replace(func, buffers.func)
+                rewriter.replace_op(func, buffers.func)
                 maps.append(buffers)
         return maps
 
@@ -282,10 +285,4 @@ def _has_tensors(op: Operation) -> bool:
                 for t in (*inner.function_type.inputs, *inner.function_type.results)):
             return True
     return False
-
-
-def _replace(old: FuncOp, new: FuncOp) -> None:
-    block = old.parent
-    block.insert_before(new, old)
-    old.erase(check_uses=False)
 

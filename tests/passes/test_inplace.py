@@ -16,6 +16,7 @@ from lowering.dialects.function_attrs import (ALLOW_INPLACE, MUTABLE_ARGS, SHARE
 from lowering.dialects.loops import AllocOp, BufferType, RuntimeCheckError
 from lowering.ir.interpreter import InterpreterError
 from lowering.ir.pass_manager import PassManager
+from lowering.ir.rewriter import RewriteListener, Rewriter
 from lowering.ir.types import F32, F64, I64, TensorType
 from lowering.ir.verifier import verify
 from lowering.passes.bufferize import Bufferize
@@ -347,7 +348,6 @@ SHARED_UPDATE_WITH_EARLY_VIEW = """
 def test_every_change_of_the_pass_goes_through_its_rewriter():
     # w is strided until the pass writes its update into it: the argument and the function
     # type are retyped through the rewriter, whose listener hears of it.
-    from lowering.ir.rewriter import RewriteListener, Rewriter
     module = loops_module([VECTOR, VECTOR], w_minus_g, updates=[(0, 0)])
     func = module.functions[0]
     w = func.args[0]
@@ -377,9 +377,19 @@ def test_bufferize_maps_each_buffer_to_the_tensor_value_it_was_made_for():
     module = function_module([VECTOR, VECTOR], w_minus_g)
     tensor_func = module.functions[0]
     [sub] = [op for op in tensor_func.body.block.ops if op.name == "tensor.sub"]
-    [buffers] = Bufferize().lower(module)
+    seen = []
+
+    class Listener(RewriteListener):
+        def op_inserted(self, op):
+            seen.append(("inserted", op))
+
+        def op_erased(self, op):
+            seen.append(("erased", op))
+
+    [buffers] = Bufferize().lower(module, Rewriter(Listener()))
     func = buffers.func
     assert func is module.functions[0] and buffers.tensor_func is tensor_func
+    assert ("inserted", func) in seen and seen[-1] == ("erased", tensor_func)
     assert [buffers.argument(a) for a in func.args] == [0, 1]
     assert buffers.tensor_value(func.args[1]) is tensor_func.args[1]
     [alloc] = [op for op in func.body.block.ops if isinstance(op, AllocOp)]
