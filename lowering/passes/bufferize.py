@@ -119,8 +119,10 @@ class Bufferize(ModulePass):
 @dataclass(eq=False)
 class BufferMap:
     """What ``bufferize`` made of the tensor-level function ``tensor_func``: its buffer form
-    ``func`` and, for each buffer of ``func`` made to hold a tensor value (an argument, an op's
-    result buffer or view), that value: the first one, when ops share a buffer.
+    ``func``, the buffer each tensor value was lowered to (``buffer``: an argument, a fresh
+    allocation, a view; none for a value only ever used as a scalar) and, for each such buffer, the tensor
+    value it was made to hold (``tensor_value``: the first one, when ops share a buffer) and
+    the function argument it is (``argument``: an input's or a shared variable's memory).
 
     >>> from lowering.ir.parser import parse_module
     >>> m = parse_module('''
@@ -133,18 +135,26 @@ class BufferMap:
     >>> y = buffers.func.body.block.last_op.operands[0]
     >>> buffers.tensor_value(y) is tensor_func.body.block.first_op.result
     True
+    >>> buffers.buffer(tensor_func.body.block.first_op.result) is y
+    True
     >>> buffers.argument(buffers.func.args[0]), buffers.argument(y)
     (0, None)
     """
 
     tensor_func: FuncOp
     func: FuncOp | None = None
+    buffers: dict[Value, Value] = field(default_factory=dict)  # tensor value -> buffer
     made_for: dict[Value, Value] = field(default_factory=dict)  # buffer -> tensor value
 
     def record(self, buffer: Value | None, tensor_value: Value) -> None:
-        """``buffer`` was made to hold ``tensor_value`` (unless it held an earlier value)."""
+        """``tensor_value`` was lowered to ``buffer`` (None: to a scalar only)."""
         if buffer is not None:
+            self.buffers[tensor_value] = buffer
             self.made_for.setdefault(buffer, tensor_value)
+
+    def buffer(self, tensor_value: Value) -> Value | None:
+        """The buffer ``tensor_value`` was lowered to, or None."""
+        return self.buffers.get(tensor_value)
 
     def tensor_value(self, buffer: Value) -> Value | None:
         """The tensor value ``buffer`` was made to hold, or None (a buffer of its own: a copy,
@@ -152,7 +162,7 @@ class BufferMap:
         return self.made_for.get(buffer)
 
     def argument(self, buffer: Value) -> int | None:
-        """The index of the function argument whose memory ``buffer`` is (a shared variable's
+        """The index of the function argument ``buffer`` is the memory of (a shared variable's
         or an input's), or None."""
         value = self.tensor_value(buffer)
         if isinstance(value, BlockArgument) and value.block is self.tensor_func.body.block:
@@ -202,6 +212,9 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes,
                 _lower_return(ctx, op, out_devices)
             else:
                 _lower_op(ctx, op, buffers)
+    for value, lowered in ctx.values.items():  # buffers made later for values kept as scalars
+        if lowered.buffer is not None:
+            buffers.buffers.setdefault(value, lowered.buffer)
     # Sizes and index arithmetic computed for an op but not needed in the end.
     eliminate_dead_code(new)
     on_host = host_accesses_to_device(new.body.block)

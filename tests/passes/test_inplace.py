@@ -395,6 +395,8 @@ def test_bufferize_maps_each_buffer_to_the_tensor_value_it_was_made_for():
     [alloc] = [op for op in func.body.block.ops if isinstance(op, AllocOp)]
     assert buffers.tensor_value(alloc.result) is sub.result and buffers.argument(alloc.result) \
         is None
+    assert buffers.buffer(sub.result) is alloc.result
+    assert [buffers.buffer(a) for a in tensor_func.args] == list(func.args)
 
 
 @pytest.mark.parametrize("name", ["lowering.origin.0.0", "lowering.origin.1.0"])
