@@ -13,6 +13,10 @@ Code reads and writes such attributes through their definitions, never by their 
 >>> flag.set(op, True)
 >>> flag.name, flag.get(op), example.problem(op, "example.flag")
 ('example.flag', True, None)
+>>> flag.set(op, False)
+>>> flag.present(op), flag.get(op, False)
+(False, False)
+>>> flag.set(op, True)
 >>> op.attributes["example.flag"] = IntAttr(1)
 >>> example.problem(op, "example.flag")
 'example.flag must be unit, got 1 : i64'
@@ -95,8 +99,10 @@ class DialectAttr:
         return self.kind.to_attribute(value)
 
     def set(self, op: Operation, value: Any, rewriter=None) -> None:
-        """Put ``value`` on ``op`` (None removes it), through ``rewriter`` when given."""
-        attribute = None if value is None else self.attribute(value)
+        """Put ``value`` on ``op`` (None, or False for a flag, removes it), through ``rewriter``
+        when given."""
+        absent = value is None or (self.kind is FLAG and not value)
+        attribute = None if absent else self.attribute(value)
         if rewriter is not None:
             rewriter.set_attribute(op, self.name, attribute)
         elif attribute is None:
