@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from lowering.dialects.function_attrs import MUTABLE_ARGS
+
 from .cpu_executor import writable_contiguous
 from .fgraph import FunctionGraph
 from .graph_cache import optimize_with_cache
@@ -110,9 +112,7 @@ class Function:
                                   if self._num_outputs + k not in in_place]
         dtypes = [a.type.dtype for a in func.regions[0].block.args]
         self._written_shared = [(self._shared[a - n], np.dtype(dtypes[a])) for _, a in updated]
-        mutable = func.attributes.get("mutable_args")
-        self._mutable_inputs = [] if mutable is None else \
-            [(int(i), np.dtype(dtypes[int(i)])) for i in mutable.value]
+        self._mutable_inputs = [(i, np.dtype(dtypes[i])) for i in MUTABLE_ARGS.get(func, [])]
         self._checked_shared = None  # the shared arrays last found not to overlap
 
     def _prepare_locks(self) -> None:

@@ -97,7 +97,7 @@ def lower_to_loops(module: Operation, options: CpuOptions | None = None,
     from lowering.passes.plan_memory import PlanMemory
     options = options or cpu_options()
     narrow_blas = options.use_blas and find_blas().int_bits == 32  # it checks sizes at calls
-    loops, inplace = bufferize_in_place(module, Bufferize(use_blas=options.use_blas).apply,
+    loops, inplace = bufferize_in_place(module, Bufferize(use_blas=options.use_blas).lower,
                                         calls_may_fail=narrow_blas)
     PlanMemory(allow_gc=options.allow_gc).apply(loops)
     if report is not None:

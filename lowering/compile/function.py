@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 import warnings
 
+from lowering.dialects.function_attrs import ARG_DEVICES, MUTABLE_ARGS, RESULT_DEVICES
 from lowering.ir.core import Value
 from lowering.llvm.cuda_runtime import CudaUnavailableError
 
@@ -230,12 +231,12 @@ def _check_unused(built: BuiltModule, specs: list[In], policy: str) -> None:
 
 
 def _mark_mutable_inputs(built: BuiltModule, specs: list[In]) -> None:
-    """``In(x, mutable=True)`` (without a default, which later calls still need): the function
-    may overwrite the caller's array, which the ``mutable_args`` attribute tells the compiler."""
-    from lowering.ir.attributes import ArrayAttr, IntAttr
+    """``In(x, mutable=True)`` (without a default, which later calls still need): the function may
+    overwrite the caller's array, which the ``lowering.mutable_args`` attribute tells the
+    compiler."""
     mutable = [pos for pos, spec in enumerate(specs) if spec.mutable and not spec.has_default]
     if mutable:
-        built.func.attributes["mutable_args"] = ArrayAttr(tuple(IntAttr(p) for p in mutable))
+        MUTABLE_ARGS.set(built.func, mutable)
 
 
 def _executor_for_python_ops(built: BuiltModule, executor: tuple) -> tuple:
@@ -275,10 +276,9 @@ def _names_gpu_contexts(built: BuiltModule, inputs: list[In], outputs: list[Out]
 
 def _executor_for_contexts(built: BuiltModule, executor: tuple) -> tuple:
     """The GPU executor for a function whose arguments or results live on a GPU context
-    (``arg_devices``/``result_devices``), when it can run; else ``executor``."""
+    (``lowering.arg_devices``/``lowering.result_devices``), when it can run; else ``executor``."""
     from .pipeline import EXECUTORS
-    places = list(built.func.get_attr("arg_devices") or ()) + \
-        list(built.func.get_attr("result_devices") or ())
+    places = ARG_DEVICES.get(built.func, []) + RESULT_DEVICES.get(built.func, [])
     if executor[0] == "gpu" or all(p == "cpu" for p in places) or \
             _gpu_unusable_reason() is not None:
         return executor

@@ -36,6 +36,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
+from lowering.dialects.function_attrs import ARG_DEVICES, RESULT_DEVICES
 from lowering.ir.core import Operation
 
 from .cache import DiskCache
@@ -112,25 +113,22 @@ def fast_math_flag() -> bool:
 
 
 def placement_contexts(module: Operation) -> list[str]:
-    """The GPU contexts the function of ``module`` names in ``arg_devices``/``result_devices``,
-    in order of first mention.
+    """The GPU contexts the function of ``module`` names in ``lowering.arg_devices`` /
+    ``lowering.result_devices``, in order of first mention.
 
     >>> from lowering.ir.parser import parse_module
     >>> placement_contexts(parse_module('''
     ... func.func @f(%x: tensor<f32>) -> tensor<f32>
-    ...     attributes {arg_devices = ["cpu"], result_devices = ["dev1"]} {
+    ...     attributes {lowering.arg_devices = ["cpu"], lowering.result_devices = ["dev1"]} {
     ...   func.return %x : tensor<f32>
     ... }'''))
     ['dev1']
     """
     found: dict[str, None] = {}
     for func in _functions(module):
-        for key in ("arg_devices", "result_devices"):
-            attribute = func.attributes.get(key)
-            for entry in (attribute or ()):
-                name = getattr(entry, "data", None)
-                if isinstance(name, str) and name != HOST:
-                    found.setdefault(name, None)
+        for name in ARG_DEVICES.get(func, []) + RESULT_DEVICES.get(func, []):
+            if name != HOST:
+                found.setdefault(name, None)
     return list(found)
 
 
@@ -178,7 +176,7 @@ def lower_to_gpu(module: Operation, context: str = "cuda", block_size: int = DEF
     started = time.perf_counter()
     # Products as CBLAS calls: map-to-gpu turns those into its block-reduction gemv and tiled
     # shared-memory gemm kernels (a loop nest would become one thread per output element).
-    loops, inplace = bufferize_in_place(placed, Bufferize(use_blas=True).apply)
+    loops, inplace = bufferize_in_place(placed, Bufferize(use_blas=True).lower)
     PlanMemory(allow_gc=config.allow_gc).apply(loops)
     timings["bufferize"] = time.perf_counter() - started
     started = time.perf_counter()
@@ -299,8 +297,7 @@ def function_gpu_stage(module: Operation) -> Operation:
     from lowering.config import config
 
     from .pipeline import StageUnavailableError
-    placed = any("arg_devices" in f.attributes or "result_devices" in f.attributes
-                 for f in _functions(module))
+    placed = any(ARG_DEVICES.present(f) or RESULT_DEVICES.present(f) for f in _functions(module))
     if not placed and not config.device.startswith(("cuda", "gpu")):
         raise StageUnavailableError(
             "IR stage 'gpu' exists for functions compiled for a GPU; this function was compiled "

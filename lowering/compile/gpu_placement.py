@@ -1,5 +1,6 @@
-"""Where a GPU function's arguments and results live: the ``arg_devices`` and ``result_devices``
-attributes ``function()`` puts on the function it builds when the ``device`` flag asks for a GPU.
+"""Where a GPU function's arguments and results live: the ``lowering.arg_devices`` and
+``lowering.result_devices`` attributes ``function()`` puts on the function it builds when the
+``device`` flag asks for a GPU.
 
 Each entry is ``"cpu"`` (a host NumPy array) or a GPU context name (``"cuda"``, the default
 context, ``"cudaN"``, or a name of the ``contexts`` flag):
@@ -25,7 +26,7 @@ import re
 
 import numpy as np
 
-from lowering.ir.attributes import ArrayAttr, StringAttr
+from lowering.dialects.function_attrs import ARG_DEVICES, RESULT_DEVICES
 
 HOST = "cpu"
 DEFAULT_CONTEXT = "cuda"
@@ -79,16 +80,12 @@ _UNSAID = object()
 
 
 def mark_placement(built, inputs, outputs) -> None:
-    """Set ``arg_devices`` and ``result_devices`` on the function of ``built`` (a
+    """Set ``lowering.arg_devices`` and ``lowering.result_devices`` on the function of ``built`` (a
     ``graph_to_module.BuiltModule``) from its inputs (``In``), outputs (``Out``) and shared
     variables (see the module docstring)."""
     args = [input_device(spec) for spec in inputs] + \
         [shared_device(c) for c in built.shared]
     results = [output_device(spec) for spec in outputs] + \
         [shared_device(c) for c in built.update_targets]
-    built.func.attributes["arg_devices"] = _names(args)
-    built.func.attributes["result_devices"] = _names(results)
-
-
-def _names(names) -> ArrayAttr:
-    return ArrayAttr(tuple(StringAttr(n) for n in names))
+    ARG_DEVICES.set(built.func, args)
+    RESULT_DEVICES.set(built.func, results)

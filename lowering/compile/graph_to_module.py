@@ -9,8 +9,8 @@ function clones the ops that the outputs and update values need into one ``func.
 - its results are the outputs, then the new values of the updated shared variables;
 - ``givens`` replace values while cloning (the user's graph and shared values stay untouched);
 - ops keep their locations (the user's lines), and the return op gets the line of the call;
-- ``shared_updates = [[r, a], ...]`` on the func says that result ``r`` is the new value of the
-  shared variable read as argument ``a`` (so a pass may write it into that argument's buffer).
+- ``lowering.shared_updates = [[r, a], ...]`` on the func says that result ``r`` is the new value of
+  the shared variable read as argument ``a`` (so a pass may write it into that argument's buffer).
 
 >>> import numpy as np
 >>> from lowering.ir.core import Block
@@ -27,7 +27,8 @@ import re
 from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
-from lowering.ir.attributes import ArrayAttr, IntAttr, TypeAttr
+from lowering.dialects.function_attrs import SHARED_UPDATES
+from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, OpResult, Operation, Value
 from lowering.ir.location import UNKNOWN, caller_location
 from lowering.ir.types import FunctionType, TensorType
@@ -106,8 +107,7 @@ def build_module(inputs: list[Value], outputs: list[Value],
     pairs = [(len(outputs) + k, cloner.shared_arg_index[id(c)])
              for k, c in enumerate(built.update_targets) if id(c) in cloner.shared_arg_index]
     if pairs:  # lets later passes write an update into its variable's own buffer
-        func.attributes["shared_updates"] = ArrayAttr(
-            tuple(ArrayAttr((IntAttr(r), IntAttr(a))) for r, a in pairs))
+        SHARED_UPDATES.set(func, pairs)
     return built
 
 

@@ -5,7 +5,7 @@ included: tests and ``lowering-opt --load-dialect`` load it into a context of th
 """
 from lowering.ir.context import load_default_dialect
 
-from . import builtin, scalar, tensor, loops, gpu  # noqa: F401
+from . import builtin, function_attrs, scalar, tensor, loops, gpu  # noqa: F401
 from . import test  # noqa: F401  (defined, not loaded by default)
 
 _DEFAULTS = (builtin.DIALECT, scalar.DIALECT, tensor.DIALECT, loops.DIALECT, gpu.DIALECT)

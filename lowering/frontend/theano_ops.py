@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from lowering.dialects.function_attrs import ARG_DEVICES
 from lowering.dialects.tensor.indexing import DYN, ArrayIndex, Index, Slice
 from lowering.ir.core import BlockArgument, Operation, OpResult, Value
 
@@ -546,15 +547,15 @@ def leaf_text(value: Value) -> str:
 
 def leaf_context(value: Value) -> str:
     """Where a leaf lives: ``'cpu'`` or a GPU context name, from its shared variable's
-    container, or, for an argument of a compiled function, from the ``arg_devices``
-    attribute."""
+    container, or, for an argument of a compiled function, from the
+    ``lowering.arg_devices`` attribute."""
     from lowering.compile.shared_storage import shared_container
     container = shared_container(value)
     if container is not None:
         return getattr(container, "target", "cpu")
     if isinstance(value, BlockArgument):
         func = value.block.parent_op
-        devices = func.get_attr("arg_devices") if func is not None else None
+        devices = ARG_DEVICES.get(func) if func is not None else None
         if devices and value.index < len(devices):
             return str(devices[value.index])
     return "cpu"

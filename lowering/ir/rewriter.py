@@ -1,7 +1,7 @@
 """The rewriter: the one way patterns and passes change IR, so that drivers see every change.
 
-Like MLIR's ``PatternRewriter``: every insertion, replacement, erasure and in-place change goes
-through a ``Rewriter``, which records that something changed and tells its ``RewriteListener``
+Like MLIR's ``PatternRewriter``: every insertion, replacement, erasure, in-place change and change
+of a value's type goes through a ``Rewriter``, which records that something changed and tells its ``RewriteListener``
 (the greedy driver keeps its worklist right that way). The rewriter knows no dialect.
 
 Locations: an op created while a rewrite of ``op`` runs (inside ``rewriter.location(...)``, which
@@ -42,6 +42,10 @@ class RewriteListener:
 
     def op_erased(self, op: Operation) -> None:
         """``op`` is about to be erased (called for nested ops first; operands still readable)."""
+
+    def value_retyped(self, value: Value, old_type) -> None:
+        """``value`` (a result or block argument) now has another type than ``old_type``; each
+        op reading it is then reported modified."""
 
 
 class Rewriter:
@@ -185,6 +189,29 @@ class Rewriter:
         """Make operand ``index`` of ``op`` read ``value``."""
         with self.modify_op_in_place(op):
             op.set_operand(index, value)
+
+    def set_type(self, value: Value, new_type) -> None:
+        """Give ``value`` the type ``new_type`` (an argument made contiguous, a view re-inferred
+        from it); the listener hears of the value and of every op that reads it.
+
+        >>> from lowering.ir.core import Block, Operation
+        >>> from lowering.ir.types import F32, F64
+        >>> block = Block([F32]); user = block.append(Operation(operands=[block.args[0]]))
+        >>> class Seen(RewriteListener):
+        ...     def value_retyped(self, value, old_type): print("retyped", old_type, value.type)
+        ...     def op_modified(self, op): print("modified", op is user)
+        >>> Rewriter(Seen()).set_type(block.args[0], F64)
+        retyped f32 f64
+        modified True
+        """
+        old = value.type
+        if new_type == old:
+            return
+        value.type = new_type
+        self.changes += 1
+        self.listener.value_retyped(value, old)
+        for user in value.users():
+            self.listener.op_modified(user)
 
     def set_attribute(self, op: Operation, name: str, value) -> None:
         """Set (or, with ``None``, remove) attribute ``name`` of ``op``."""

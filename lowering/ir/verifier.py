@@ -1,4 +1,4 @@
-"""The verifier: structure, each op's own rules, and SSA dominance.
+"""The verifier: structure, each op's own rules, dialect attributes, and SSA dominance.
 
 ``verify(module)`` raises ``VerifyError`` whose ``op`` is the first failing op; its diagnostic
 (``diagnostics.render_op_error``) prints the enclosing function with the message under that op.
@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from .core import ISOLATED, TERMINATOR, Block, Operation, Value, VerifyError
+from .dialect_attrs import verify_dialect_attributes
 
 
 def verify(op: Operation) -> None:
@@ -28,6 +29,7 @@ def _verify_op(op: Operation, visible: set[Value]) -> None:
         for block in reg.blocks:
             _verify_block(block, inner)
     op.verify_()
+    verify_dialect_attributes(op)
 
 
 def _in_graph(op: Operation) -> bool:

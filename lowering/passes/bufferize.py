@@ -26,9 +26,14 @@ f32/f64 product calls CBLAS through ``loops.call`` (``cblas_?gemm``, ``cblas_?ge
 ``bufferize_dot``. A ``tensor.fused`` op becomes one loop nest running its scalar body.
 
 On a GPU: an op with a ``device`` attribute (``place-on-device``) puts what it allocates in
-device memory (``space="device"``), arguments and results that the function's ``arg_devices`` /
-``result_devices`` place on a context are device buffers, tensor transfers become buffer
-transfers, and the host never loads or stores device memory (``bufferize_device``).
+device memory (``space="device"``), arguments and results that the function's
+``lowering.arg_devices`` / ``lowering.result_devices`` place on a context are device buffers,
+tensor transfers become buffer transfers, and the host never loads or stores device memory
+(``bufferize_device``).
+
+``Bufferize.lower`` also returns, for each function, a ``BufferMap``: which tensor value each
+buffer was made for, so later steps (``inplace``'s report in tensor terms) know where a buffer's
+data comes from without reading it off names.
 
 The per-op lowerings live next to this module, one file per op family (``bufferize_*.py``), on
 the machinery of ``bufferize_core``.
@@ -61,12 +66,14 @@ module {
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
 from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
-from lowering.ir.core import OpResult, Operation, Value
+from lowering.ir.core import BlockArgument, OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
+from lowering.ir.rewriter import Rewriter
 from lowering.ir.types import FunctionType, TensorType
 
 from . import (bufferize_dot, bufferize_elementwise, bufferize_fused,  # noqa: F401
@@ -91,15 +98,83 @@ class Bufferize(ModulePass):
                                  minimum=0)
 
     def apply(self, module: Operation) -> None:
+        self.lower(module)
+
+    def lower(self, module: Operation, rewriter: Rewriter | None = None) -> list["BufferMap"]:
+        """Bufferize ``module`` in place (as ``apply``; each function is replaced by its buffer
+        form through ``rewriter``); returns the ``BufferMap`` of each function it rebuilt, in
+        module order."""
+        rewriter = rewriter if rewriter is not None else Rewriter()
         error_codes = itertools.count(1)
+        maps = []
         for func in list(_functions(module)):
             if _has_tensors(func):
-                _replace(func, lower_function(func, self, error_codes))
+                buffers = BufferMap(func)
+                buffers.func = lower_function(func, self, error_codes, buffers)
+                rewriter.replace_op(func, buffers.func)
+                maps.append(buffers)
+        return maps
 
 
-def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
+@dataclass(eq=False)
+class BufferMap:
+    """What ``bufferize`` made of the tensor-level function ``tensor_func``: its buffer form
+    ``func``, the buffer each tensor value was lowered to (``buffer``: an argument, a fresh
+    allocation, a view; none for a value only ever used as a scalar) and, for each such buffer, the tensor
+    value it was made to hold (``tensor_value``: the first one, when ops share a buffer) and
+    the function argument it is (``argument``: an input's or a shared variable's memory).
+
+    >>> from lowering.ir.parser import parse_module
+    >>> m = parse_module('''
+    ... func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+    ...   %y = "tensor.exp"(%x) : (tensor<?xf32>) -> tensor<?xf32>
+    ...   func.return %y : tensor<?xf32>
+    ... }''')
+    >>> tensor_func = m.functions[0]
+    >>> [buffers] = Bufferize().lower(m)
+    >>> y = buffers.func.body.block.last_op.operands[0]
+    >>> buffers.tensor_value(y) is tensor_func.body.block.first_op.result
+    True
+    >>> buffers.buffer(tensor_func.body.block.first_op.result) is y
+    True
+    >>> buffers.argument(buffers.func.args[0]), buffers.argument(y)
+    (0, None)
+    """
+
+    tensor_func: FuncOp
+    func: FuncOp | None = None
+    buffers: dict[Value, Value] = field(default_factory=dict)  # tensor value -> buffer
+    made_for: dict[Value, Value] = field(default_factory=dict)  # buffer -> tensor value
+
+    def record(self, buffer: Value | None, tensor_value: Value) -> None:
+        """``tensor_value`` was lowered to ``buffer`` (None: to a scalar only)."""
+        if buffer is not None:
+            self.buffers[tensor_value] = buffer
+            self.made_for.setdefault(buffer, tensor_value)
+
+    def buffer(self, tensor_value: Value) -> Value | None:
+        """The buffer ``tensor_value`` was lowered to, or None."""
+        return self.buffers.get(tensor_value)
+
+    def tensor_value(self, buffer: Value) -> Value | None:
+        """The tensor value ``buffer`` was made to hold, or None (a buffer of its own: a copy,
+        a temporary of a lowering)."""
+        return self.made_for.get(buffer)
+
+    def argument(self, buffer: Value) -> int | None:
+        """The index of the function argument ``buffer`` is the memory of (a shared variable's
+        or an input's), or None."""
+        value = self.tensor_value(buffer)
+        if isinstance(value, BlockArgument) and value.block is self.tensor_func.body.block:
+            return value.index
+        return None
+
+
+def lower_function(func: FuncOp, options: Bufferize, error_codes,
+                   buffers: BufferMap | None = None) -> FuncOp:
     """The buffer form of ``func`` (a new, detached ``func.func`` of the same name);
-    ``error_codes`` numbers its checks.
+    ``error_codes`` numbers its checks; ``buffers`` (when given) records the tensor value each
+    buffer holds.
 
     >>> from lowering.ir.parser import parse_module
     >>> m = parse_module("func.func @g(%x: tensor<3xi8>) -> tensor<3xi8> { "
@@ -108,6 +183,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     >>> [op.name for op in new.body.block.ops]  # a returned argument is copied
     ['loops.alloc', 'loops.copy', 'func.return']
     """
+    buffers = buffers if buffers is not None else BufferMap(func)
     ftype = func.function_type
     # Where the arguments are and the results go (place-on-device's attributes): device
     # arguments and results are device buffers.
@@ -124,6 +200,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     ctx = FunctionLowering(new.body.block, options, error_codes)
     for old, arg in zip(func.args, new.args):
         arg.name_hint = old.name_hint
+        buffers.record(arg, old)
         if isinstance(old.type, TensorType):
             ctx.bind(old, Lowered(old.type, buffer=arg, space=arg.type.memory_space))
         else:
@@ -134,7 +211,10 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
             if isinstance(op, ReturnOp):
                 _lower_return(ctx, op, out_devices)
             else:
-                _lower_op(ctx, op)
+                _lower_op(ctx, op, buffers)
+    for value, lowered in ctx.values.items():  # buffers made later for values kept as scalars
+        if lowered.buffer is not None:
+            buffers.buffers.setdefault(value, lowered.buffer)
     # Sizes and index arithmetic computed for an op but not needed in the end.
     eliminate_dead_code(new)
     on_host = host_accesses_to_device(new.body.block)
@@ -145,7 +225,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes) -> FuncOp:
     return new
 
 
-def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
+def _lower_op(ctx: FunctionLowering, op: Operation, buffers: BufferMap) -> None:
     lower = BUFFERIZE.find(type(op))
     if lower is None:
         if _has_tensors(op) or BUFFERIZE.unsupported_reason(type(op)) is not None:
@@ -166,6 +246,7 @@ def _lower_op(ctx: FunctionLowering, op: Operation) -> None:
         for v in (lowered.buffer, lowered.scalar):  # new top-level values keep the IR's names
             if isinstance(v, OpResult) and v.name_hint is None and v.op.parent is ctx.block:
                 v.name_hint = res.name_hint
+        buffers.record(lowered.buffer, res)
         ctx.bind(res, lowered)
 
 
@@ -216,10 +297,4 @@ def _has_tensors(op: Operation) -> bool:
                 for t in (*inner.function_type.inputs, *inner.function_type.results)):
             return True
     return False
-
-
-def _replace(old: FuncOp, new: FuncOp) -> None:
-    block = old.parent
-    block.insert_before(new, old)
-    old.erase(check_uses=False)
 

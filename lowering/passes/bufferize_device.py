@@ -27,7 +27,7 @@ lists what would break the rule (``bufferize`` checks that nothing does).
 >>> from lowering.ir.parser import parse_module
 >>> from lowering.passes.bufferize import Bufferize
 >>> m = parse_module('''
-... func.func @f(%s: tensor<f32>) -> tensor<f32> attributes {arg_devices = ["cuda"]} {
+... func.func @f(%s: tensor<f32>) -> tensor<f32> attributes {lowering.arg_devices = ["cuda"]} {
 ...   %e = "tensor.exp"(%s) {device = "cuda"} : (tensor<f32>) -> tensor<f32>
 ...   %h = "gpu.to_host"(%e) {context = "cuda"} : (tensor<f32>) -> tensor<f32>
 ...   func.return %h : tensor<f32>

@@ -3,16 +3,17 @@
 Theano's ``inplace`` stage, on buffers: the decisions need to know which memory a value lives
 in, so they are made on loops IR, after ``bufferize``. The pass does three things:
 
-1. **Shared variables updated in place.** The ``shared_updates = [[r, a], ...]`` attribute of a
-   function says that result ``r`` is the new value of the shared variable read as argument
-   ``a``. When the result is an allocation written only after the last read of the argument's
-   old value (or read element for element by the loop that writes it: ``w - lr * g``), and its
-   sizes are provably those of the argument, the result is computed into the argument's buffer:
-   the allocation disappears, the result is no longer returned, and the function's
-   ``updated_in_place = [[r, a], ...]`` attribute says where it is (``r`` numbered as before the
-   pass; ``shared_updates`` lists the other pairs, renumbered). The argument's type becomes
-   contiguous (the caller must pass contiguous, writable memory there: ``function()`` keeps such
-   shared variables contiguous), so loops over it vectorize and BLAS can write into it.
+1. **Shared variables updated in place.** The ``lowering.shared_updates = [[r, a], ...]`` attribute
+   of a function says that result ``r`` is the new value of the shared variable read as argument
+   ``a``. When the result is an allocation written only after the last read of the argument's old
+   value (or read element for element by the loop that writes it: ``w - lr * g``), and its sizes are
+   provably those of the argument, the result is computed into the argument's buffer: the allocation
+   disappears, the result is no longer returned, and the function's ``lowering.updated_in_place =
+   [[r, a], ...]`` attribute says where it is (``r`` numbered as before the pass;
+   ``lowering.shared_updates`` lists the other pairs, renumbered, and ``lowering.result_devices``
+   loses the entries of the results taken out). The argument's type becomes contiguous (the caller
+   must pass contiguous, writable memory there: ``function()`` keeps such shared variables
+   contiguous), so loops over it vectorize and BLAS can write into it.
 
    A failed call must change no shared variable: no op that may stop the function with an error
    (a check, an allocation, see ``buffer_analysis.may_fail``) may run after the first write into
@@ -25,20 +26,20 @@ in, so they are made on loops IR, after ``bufferize``. The pass does three thing
    that temporary is not read afterwards and has the same type and provably the same sizes,
    takes the temporary's memory instead (Theano's ``Elemwise{...}[(0, 0)]``).
 
-3. **Mutable inputs.** Arguments listed in the function's ``mutable_args`` attribute
+3. **Mutable inputs.** Arguments listed in the function's ``lowering.mutable_args`` attribute
    (``In(x, mutable=True)``) may be overwritten the same way when nothing reads them afterwards.
    Other inputs are never written.
 
 At the tensor level (a function with tensor ops, as in the optimization pipeline of
-``function()``), the pass only marks the function with ``allow_inplace``: the CPU pipeline runs
-the pass again after ``bufferize`` where that mark is present, so ``optimizer_excluding=inplace``
-and modes without the stage turn in-place updates off.
+``function()``), the pass only marks the function with ``lowering.allow_inplace``: the CPU
+pipeline runs the pass again after ``bufferize`` where that mark is present, so
+``optimizer_excluding=inplace`` and modes without the stage turn in-place updates off.
 
 >>> from lowering.ir.parser import parse_module
 >>> from lowering.ir.printer import print_op
 >>> m = parse_module('''
 ... func.func @step(%w: !loops.buffer<?xf32, strides=[?], offset=?>, %g: !loops.buffer<?xf32>)
-...     -> !loops.buffer<?xf32> attributes {shared_updates = [[0, 0]]} {
+...     -> !loops.buffer<?xf32> attributes {lowering.shared_updates = [[0, 0]]} {
 ...   %c0 = "scalar.constant"() {value = 0 : index} : () -> index
 ...   %c1 = "scalar.constant"() {value = 1 : index} : () -> index
 ...   %n = loops.dim %w, 0 : !loops.buffer<?xf32, strides=[?], offset=?>
@@ -57,8 +58,8 @@ and modes without the stage turn in-place updates off.
 ... }''')
 >>> Inplace().apply(m)
 >>> func = m.functions[0]
->>> str(func.function_type), str(func.attributes["updated_in_place"])
-('(!loops.buffer<?xf32>, !loops.buffer<?xf32>) -> ()', '[[0 : i64, 0 : i64]]')
+>>> str(func.function_type), UPDATED_IN_PLACE.get(func)
+('(!loops.buffer<?xf32>, !loops.buffer<?xf32>) -> ()', [(0, 0)])
 >>> print(print_op(func.body.block.last_op.prev_op))
 loops.parallel (%i) = (%c0) to (%n) step (%c1) {
   %a = loops.load %w[%i] : !loops.buffer<?xf32>
@@ -74,24 +75,22 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.function_attrs import (ALLOW_INPLACE, MUTABLE_ARGS, RESULT_DEVICES,
+                                              SHARED_UPDATES, UPDATED_IN_PLACE)
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, BroadcastViewOp, CopyOp, DimOp, FillOp, LoadOp,
                                      ReshapeViewOp, StoreOp, SubviewOp, TransposeViewOp,
                                      broadcast_type, subview_type, transpose_type)
 from lowering.dialects.loops.views import ViewOp
-from lowering.ir.attributes import ArrayAttr, IntAttr, TypeAttr, UnitAttr
+from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, BlockArgument, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, option, register_pass
+from lowering.ir.rewriter import Rewriter
 from lowering.ir.types import FunctionType, TensorType
 
+from .bufferize import BufferMap
 from .buffer_analysis import (SizeFacts, aliases, content_uses, effects, escapes, is_buffer,
                               is_returned, may_fail, reads_then_writes_pointwise, top_ancestor)
-
-ALLOW_MARK = "allow_inplace"
-UPDATED = "updated_in_place"
-SHARED_UPDATES = "shared_updates"
-MUTABLE = "mutable_args"
-
 
 @register_pass
 class Inplace(ModulePass):
@@ -103,29 +102,33 @@ class Inplace(ModulePass):
                                          "before one")
 
     def apply(self, module: Operation) -> None:
+        rewriter = Rewriter()
         for func in _functions(module):
             if _has_tensors(func):
-                func.attributes[ALLOW_MARK] = UnitAttr()
+                ALLOW_INPLACE.set(func, True, rewriter)
             else:
-                run_inplace(func, self.calls_may_fail)
+                run_inplace(func, self.calls_may_fail, rewriter)
 
 
 @dataclass(frozen=True)
 class Decision:
-    """One buffer the pass did away with: ``replaced`` (the name hint of the allocation that is
-    gone) now lives in ``into`` (an argument or an earlier allocation); for a shared variable's
-    update, ``result`` is the function's result it was (numbered as in ``updated_in_place``)."""
+    """One buffer the pass did away with: ``replaced`` (the allocation's result, now erased) lives
+    in ``into`` (an argument or an earlier allocation); for a shared variable's update,
+    ``result`` is the function's result it was (numbered as in ``lowering.updated_in_place``)."""
 
-    replaced: str | None
+    replaced: Value
     into: Value
     result: int | None = None
 
 
-def run_inplace(func: FuncOp, calls_may_fail: bool = False) -> list[Decision]:
-    """Apply the pass to one loops-level function; returns what it did (see the module doc for
-    an example, and ``bufferize_in_place`` for the decisions in tensor-level terms)."""
-    decisions = _update_shared_in_place(func, calls_may_fail)
-    decisions += _reuse_dead_inputs(func)
+def run_inplace(func: FuncOp, calls_may_fail: bool = False,
+                rewriter: Rewriter | None = None) -> list[Decision]:
+    """Apply the pass to one loops-level function, changing it through ``rewriter``; returns
+    what it did (see the module doc for an example, and ``bufferize_in_place`` for the
+    decisions in tensor-level terms)."""
+    rewriter = rewriter if rewriter is not None else Rewriter()
+    decisions = _update_shared_in_place(func, calls_may_fail, rewriter)
+    decisions += _reuse_dead_inputs(func, rewriter)
     return decisions
 
 
@@ -141,22 +144,6 @@ def _has_tensors(func: FuncOp) -> bool:
         isinstance(r.type, TensorType) for op in func.walk() for r in op.results)
 
 
-def _int_pairs(func: FuncOp, name: str) -> list[tuple[int, int]]:
-    attribute = func.attributes.get(name)
-    if attribute is None:
-        return []
-    return [(int(r), int(a)) for r, a in attribute.value]
-
-
-def _int_list(func: FuncOp, name: str) -> list[int]:
-    attribute = func.attributes.get(name)
-    return [] if attribute is None else [int(x) for x in attribute.value]
-
-
-def _pairs_attribute(pairs) -> ArrayAttr:
-    return ArrayAttr(tuple(ArrayAttr((IntAttr(r), IntAttr(a))) for r, a in pairs))
-
-
 # ---------------------------------------------------------------------------------------------
 # 1. Shared variables updated in place
 
@@ -169,10 +156,11 @@ class _Update:
     old: BlockArgument  # the variable's buffer
 
 
-def _update_shared_in_place(func: FuncOp, calls_may_fail: bool) -> list[Decision]:
+def _update_shared_in_place(func: FuncOp, calls_may_fail: bool,
+                            rewriter: Rewriter) -> list[Decision]:
     block = func.body.block
     ret = block.last_op
-    candidates = [c for c in (_candidate(func, r, a) for r, a in _int_pairs(func, SHARED_UPDATES))
+    candidates = [c for c in (_candidate(func, r, a) for r, a in SHARED_UPDATES.get(func, []))
                   if c is not None]
     chosen: list[_Update] = []
     for c in candidates:
@@ -181,7 +169,7 @@ def _update_shared_in_place(func: FuncOp, calls_may_fail: bool) -> list[Decision
     if not chosen:
         return []
     for c in chosen:
-        _sink_writers(block, c.new)
+        _sink_writers(block, c.new, rewriter)
     facts = SizeFacts(func)
     chosen = [c for c in chosen if _update_is_safe(block, c, facts)]
     while chosen and not _nothing_fails_after_writes(block, chosen, calls_may_fail):
@@ -189,27 +177,27 @@ def _update_shared_in_place(func: FuncOp, calls_may_fail: bool) -> list[Decision
     if not chosen:
         return []
     for c in chosen:
-        _retype(c.old, c.new.type)
-        c.new.replace_all_uses_with(c.old)
-        c.new.op.erase()
-    _erase_self_copies(block)
+        _retype(c.old, c.new.type, rewriter)
+        rewriter.replace_all_uses_with(c.new, c.old)
+        rewriter.erase_op(c.new.op)
+    _erase_self_copies(block, rewriter)
     done = sorted((c.result, c.arg) for c in chosen)
     removed = {r for r, _ in done}
     kept = [i for i in range(len(ret.operands)) if i not in removed]
-    ret.set_operands([ret.operands[i] for i in kept])
-    func.attributes["function_type"] = TypeAttr(FunctionType(
-        tuple(a.type for a in func.args), tuple(v.type for v in ret.operands)))
+    with rewriter.modify_op_in_place(ret):
+        ret.set_operands([ret.operands[i] for i in kept])
+    _set_function_type(func, rewriter)
     renumber = {old: new for new, old in enumerate(kept)}
-    rest = [(renumber[r], a) for r, a in _int_pairs(func, SHARED_UPDATES) if r in renumber]
-    if rest:
-        func.attributes[SHARED_UPDATES] = _pairs_attribute(rest)
-    else:
-        func.attributes.pop(SHARED_UPDATES, None)
-    earlier = _int_pairs(func, UPDATED)
+    rest = [(renumber[r], a) for r, a in SHARED_UPDATES.get(func, []) if r in renumber]
+    SHARED_UPDATES.set(func, rest or None, rewriter)
+    if RESULT_DEVICES.present(func):
+        devices = RESULT_DEVICES.get(func)
+        RESULT_DEVICES.set(func, [devices[i] for i in kept], rewriter)
+    earlier = UPDATED_IN_PLACE.get(func, [])
     gone = {r for r, _ in earlier}
-    func.attributes[UPDATED] = _pairs_attribute(sorted(
-        earlier + [(_original_index(r, gone), a) for r, a in done]))
-    return [Decision(c.new.name_hint, c.old, _original_index(c.result, gone)) for c in chosen]
+    UPDATED_IN_PLACE.set(func, sorted(earlier + [(_original_index(r, gone), a) for r, a in done]),
+                         rewriter)
+    return [Decision(c.new, c.old, _original_index(c.result, gone)) for c in chosen]
 
 
 def _original_index(index: int, gone: set[int]) -> int:
@@ -260,7 +248,7 @@ def _first_writer(block: Block, buffer: Value) -> Operation | None:
     return writers[0] if writers else None
 
 
-def _sink_writers(block: Block, buffer: Value) -> None:
+def _sink_writers(block: Block, buffer: Value, rewriter: Rewriter) -> None:
     """Move each op accessing ``buffer`` as late as the ops after it allow: past every op that
     neither uses its results nor touches memory it touches (last ones first)."""
     cache: dict[int, object] = {}
@@ -280,8 +268,7 @@ def _sink_writers(block: Block, buffer: Value) -> None:
                 break
             stop = stop.next_op
         if stop is not op.next_op:
-            op.detach()
-            block.insert_before(op, stop)
+            rewriter.insert_op_before(op, stop)  # moves it
 
 
 def _update_is_safe(block: Block, c: _Update, facts: SizeFacts) -> bool:
@@ -323,24 +310,30 @@ def _nothing_fails_after_writes(block: Block, chosen: list[_Update], calls_may_f
     return True
 
 
-def _retype(value: Value, new_type) -> None:
+def _retype(value: Value, new_type, rewriter: Rewriter) -> None:
     """Give ``value`` (an argument) ``new_type`` and re-infer the types of its views."""
-    value.type = new_type
+    rewriter.set_type(value, new_type)
     func = value.block.parent_op if isinstance(value, BlockArgument) else None
     if isinstance(func, FuncOp):
-        ftype = func.function_type
-        inputs = tuple(a.type for a in func.args)
-        func.attributes["function_type"] = TypeAttr(FunctionType(inputs, ftype.results))
-    _reinfer_views(value)
+        _set_function_type(func, rewriter, results=func.function_type.results)
+    _reinfer_views(value, rewriter)
 
 
-def _reinfer_views(value: Value) -> None:
+def _set_function_type(func: FuncOp, rewriter: Rewriter, results=None) -> None:
+    """Make ``func``'s type that of its arguments and returned values (or ``results``)."""
+    if results is None:
+        results = tuple(v.type for v in func.body.block.last_op.operands)
+    rewriter.set_attribute(func, "function_type", TypeAttr(FunctionType(
+        tuple(a.type for a in func.args), tuple(results))))
+
+
+def _reinfer_views(value: Value, rewriter: Rewriter) -> None:
     """Re-infer the result types of the views of ``value`` (and of theirs) from its type."""
     for use in list(value.uses):
         op = use.op
         if isinstance(op, ViewOp) and use.index == 0:
-            op.result.type = _view_type(op, value.type)
-            _reinfer_views(op.result)
+            rewriter.set_type(op.result, _view_type(op, value.type))
+            _reinfer_views(op.result, rewriter)
 
 
 def _view_type(op: ViewOp, source):
@@ -355,10 +348,10 @@ def _view_type(op: ViewOp, source):
     raise TypeError(f"no type rule for {op.name}")
 
 
-def _erase_self_copies(block: Block) -> None:
+def _erase_self_copies(block: Block, rewriter: Rewriter) -> None:
     for op in list(block.ops):
         if isinstance(op, CopyOp) and op.source is op.target:
-            op.erase()
+            rewriter.erase_op(op)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,11 +361,11 @@ def _erase_self_copies(block: Block) -> None:
 _LAYOUT_FREE = (LoadOp, StoreOp, DimOp, CopyOp, FillOp)
 
 
-def _reuse_dead_inputs(func: FuncOp) -> list[Decision]:
+def _reuse_dead_inputs(func: FuncOp, rewriter: Rewriter) -> list[Decision]:
     """Give an allocation the memory of a buffer its first writer reads element for element
     and nothing reads afterwards: a temporary of the same type, or a mutable argument."""
     block = func.body.block
-    mutable = {id(func.args[i]) for i in _int_list(func, MUTABLE) if 0 <= i < len(func.args)}
+    mutable = {id(func.args[i]) for i in MUTABLE_ARGS.get(func, []) if 0 <= i < len(func.args)}
     facts = SizeFacts(func)
     decisions = []
     for alloc in [op for op in block.ops if isinstance(op, AllocOp)]:
@@ -389,12 +382,12 @@ def _reuse_dead_inputs(func: FuncOp) -> list[Decision]:
                 continue
             if not _dead_after(block, source, first, new):
                 continue
-            decisions.append(Decision(new.name_hint, source))
-            new.replace_all_uses_with(source)
-            alloc.erase()
+            decisions.append(Decision(new, source))
+            rewriter.replace_all_uses_with(new, source)
+            rewriter.erase_op(alloc)
             if source.type != new.type:
-                _reinfer_views(source)
-            _erase_self_copies(block)
+                _reinfer_views(source, rewriter)
+            _erase_self_copies(block, rewriter)
             break
     return decisions
 
@@ -445,38 +438,34 @@ def _dead_after(block: Block, source: Value, first: Operation, new: Value) -> bo
 # The CPU pipeline: bufferize, then inplace where allowed, and what it did for the tensor view
 
 
-_ORIGIN = "lowering.origin."
-
-
 @dataclass
 class InplaceReport:
     """What ``bufferize_in_place`` did: for each tensor-level op (by position in its function's
     block) the results written into an operand's memory, ``{result: operand}`` (Theano's
-    ``inplace_pattern``), and the function's ``updated_in_place`` pairs."""
+    ``inplace_pattern``), and the function's ``lowering.updated_in_place`` pairs."""
 
     patterns: dict[int, dict[int, int]]
     updated: list[tuple[int, int]]
 
 
-def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None],
+def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], list[BufferMap]],
                        calls_may_fail: bool = False) -> tuple[Operation, InplaceReport]:
     """A loops-level copy of ``module`` (one function at the tensor level, left unchanged):
-    ``bufferize(copy)`` lowers it, then the pass runs where the function has ``allow_inplace``.
-
-    Bufferize names the buffer of each tensor result after it; the copy's results get names
-    that say where they come from, which are put back afterwards, so that each decision can be
-    told as Theano's ``{result: operand}`` of a tensor op.
+    ``bufferize(copy)`` lowers it (``Bufferize(...).lower``: it returns the ``BufferMap`` of each
+    function it rebuilt), then the pass runs where the function has ``lowering.allow_inplace``.
+    The buffer map says which tensor value each buffer a decision names was made for, so that
+    each decision can be told as Theano's ``{result: operand}`` of a tensor op.
 
     >>> from lowering.ir.parser import parse_module
     >>> from lowering.passes.bufferize import Bufferize
     >>> m = parse_module('''
     ... func.func @f(%w: tensor<?xf32>, %g: tensor<?xf32>) -> tensor<?xf32>
-    ...     attributes {shared_updates = [[0, 0]], allow_inplace = unit} {
+    ...     attributes {lowering.shared_updates = [[0, 0]], lowering.allow_inplace} {
     ...   %e = "tensor.exp"(%g) : (tensor<?xf32>) -> tensor<?xf32>
     ...   %new = "tensor.sub"(%w, %e) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
     ...   func.return %new : tensor<?xf32>
     ... }''')
-    >>> loops, report = bufferize_in_place(m, Bufferize().apply)
+    >>> loops, report = bufferize_in_place(m, Bufferize().lower)
     >>> report.patterns, report.updated  # op 1 (the sub) computes result 0 into operand 0
     ({1: {0: 0}}, [(0, 0)])
     """
@@ -485,58 +474,47 @@ def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], None]
     if len(funcs) != 1:
         bufferize(copy)
         return copy, InplaceReport({}, [])
-    tensor_ops = list(_functions(module)[0].body.block.ops)
-    allowed = ALLOW_MARK in funcs[0].attributes
-    names: dict[str, str | None] = {}
-    for i, op in enumerate(funcs[0].body.block.ops):
-        for j, res in enumerate(op.results):
-            tag = f"{_ORIGIN}{i}.{j}"
-            names[tag] = res.name_hint
-            res.name_hint = tag
-    bufferize(copy)
+    tensor_func = funcs[0]
+    allowed = ALLOW_INPLACE.present(tensor_func)
+    maps = bufferize(copy)
     func = _functions(copy)[0]
+    buffers = maps[0] if maps else _unchanged(func)
     decisions = run_inplace(func, calls_may_fail) if allowed else []
-    patterns: dict[int, dict[int, int]] = {}
-    tensor_args = list(_functions(module)[0].body.block.args)
+    return copy, InplaceReport(_patterns(decisions, buffers, tensor_func),
+                               UPDATED_IN_PLACE.get(func, []))
+
+
+def _unchanged(func: FuncOp) -> BufferMap:
+    """The buffer map of a function bufferize left as it was: each value holds itself."""
+    buffers = BufferMap(func, func)
+    for value in (*func.args, *(r for op in func.body.block.ops for r in op.results)):
+        buffers.record(value, value)
+    return buffers
+
+
+def _patterns(decisions: list[Decision], buffers: BufferMap,
+              tensor_func: FuncOp) -> dict[int, dict[int, int]]:
+    """The decisions as ``{op position: {result: operand}}`` of ``tensor_func``'s ops: which
+    operand's memory each tensor result now lives in."""
+    position = {id(op): i for i, op in enumerate(tensor_func.body.block.ops)}
+    tensor_results = list(tensor_func.body.block.last_op.operands)
     holds: dict[int, Value | None] = {}  # a buffer -> the tensor value it holds now
 
     def held(buffer: Value) -> Value | None:
-        if id(buffer) in holds:
-            return holds[id(buffer)]
-        if isinstance(buffer, BlockArgument) and buffer.block is func.body.block:
-            return tensor_args[buffer.index]
-        return _origin_value(buffer.name_hint, tensor_ops)
+        return holds[id(buffer)] if id(buffer) in holds else buffers.tensor_value(buffer)
 
-    tensor_results = list(_functions(module)[0].body.block.last_op.operands)
+    patterns: dict[int, dict[int, int]] = {}
     for d in decisions:
-        where, into = _origin(d.replaced), held(d.into)
-        if d.result is not None:  # an update: the op computing that result of the function
-            value = tensor_results[d.result]
-            where = (tensor_ops.index(value.op), value.index) \
-                if isinstance(value, OpResult) and value.op in tensor_ops else None
-        holds[id(d.into)] = None if where is None else \
-            tensor_ops[where[0]].results[where[1]]
-        if where is None or into is None:
+        # An update computes that result of the function; a reused buffer, its allocation's.
+        value = tensor_results[d.result] if d.result is not None else \
+            buffers.tensor_value(d.replaced)
+        if not (isinstance(value, OpResult) and id(value.op) in position):
+            value = None
+        into = held(d.into)
+        holds[id(d.into)] = value
+        if value is None or into is None:
             continue
-        op = tensor_ops[where[0]]
-        operand = next((k for k, v in enumerate(op.operands) if v is into), None)
+        operand = next((k for k, v in enumerate(value.op.operands) if v is into), None)
         if operand is not None:
-            patterns.setdefault(where[0], {})[where[1]] = operand
-    for op in func.walk():
-        for value in (*op.results, *(a for reg in op.regions for b in reg.blocks
-                                     for a in b.args)):
-            if value.name_hint is not None and value.name_hint.startswith(_ORIGIN):
-                value.name_hint = names.get(value.name_hint)
-    return copy, InplaceReport(patterns, _int_pairs(func, UPDATED))
-
-
-def _origin(name: str | None) -> tuple[int, int] | None:
-    if name is None or not name.startswith(_ORIGIN):
-        return None
-    i, j = name[len(_ORIGIN):].split(".")
-    return int(i), int(j)
-
-
-def _origin_value(name: str | None, tensor_ops: list[Operation]) -> Value | None:
-    where = _origin(name)
-    return None if where is None else tensor_ops[where[0]].results[where[1]]
+            patterns.setdefault(position[id(value.op)], {})[value.index] = operand
+    return patterns

@@ -4,12 +4,12 @@ the edges (Theano's GpuFromHost / HostFromGpu).
 Where values live when the function is called and returns is given by two attributes of the
 ``func.func`` (set by ``function()``; missing means all ``"cpu"``):
 
-- ``arg_devices = ["cpu", "cuda", ...]``: one entry per argument, ``"cpu"`` (a host array) or a
-  GPU context name (an array already on that device: a shared variable resident there, a
-  GPUArray input);
-- ``result_devices = [...]``: one entry per result, where the caller wants it (``"cpu"``: copied
-  back to the host; a context: kept on the device, as for ``x.transfer(None)`` and updates of
-  shared variables resident on the device).
+- ``lowering.arg_devices = ["cpu", "cuda", ...]``: one entry per argument, ``"cpu"`` (a host
+  array) or a GPU context name (an array already on that device: a shared variable resident
+  there, a GPUArray input);
+- ``lowering.result_devices = [...]``: one entry per result, where the caller wants it
+  (``"cpu"``: copied back to the host; a context: kept on the device, as for
+  ``x.transfer(None)`` and updates of shared variables resident on the device).
 
 Placement, op by op in program order:
 
@@ -58,6 +58,7 @@ module {
 from __future__ import annotations
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
+from lowering.dialects.function_attrs import ARG_DEVICES, RESULT_DEVICES
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
 from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp,
@@ -65,7 +66,7 @@ from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtens
                                       ElementwiseOp, FillOp, GemmOp, GemvOp, IncSubtensorOp,
                                       MakeVectorOp, ReshapeOp, SetSubtensorOp, ShapeIOp, ShapeOp,
                                       SubtensorOp, TensorOp)
-from lowering.ir.attributes import ArrayAttr, StringAttr
+from lowering.ir.attributes import StringAttr
 from lowering.ir.core import BlockArgument, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.types import TensorType
@@ -75,8 +76,6 @@ INDEXING_OPS = (SubtensorOp, SetSubtensorOp, IncSubtensorOp, AdvancedSubtensorOp
 
 HOST = "cpu"
 DEVICE = "device"  # the op attribute naming the GPU context an op runs on
-ARG_DEVICES = "arg_devices"
-RESULT_DEVICES = "result_devices"
 
 # What a reader does with an operand.
 DATA = "data"  # reads its elements where the reader runs
@@ -106,7 +105,7 @@ def place_function(func: FuncOp, context: str | None = None) -> int:
     >>> from lowering.ir.parser import parse_module
     >>> m = parse_module('''
     ... func.func @f(%w: tensor<?xf32>) -> tensor<?xf32>
-    ...     attributes {arg_devices = ["dev1"], result_devices = ["dev1"]} {
+    ...     attributes {lowering.arg_devices = ["dev1"], lowering.result_devices = ["dev1"]} {
     ...   %v = "tensor.exp"(%w) : (tensor<?xf32>) -> tensor<?xf32>
     ...   func.return %v : tensor<?xf32>
     ... }''')
@@ -152,34 +151,28 @@ def place_function(func: FuncOp, context: str | None = None) -> int:
 
 
 def arg_devices(func: FuncOp) -> list[str]:
-    """Where each argument of ``func`` lives (``arg_devices``, all ``"cpu"`` when absent).
+    """Where each argument of ``func`` lives (``lowering.arg_devices``, all ``"cpu"`` when absent).
 
     >>> from lowering.ir.types import F32
     >>> arg_devices(FuncOp.build("f", [TensorType((2,), F32)], []))
     ['cpu']
     """
-    return _devices(func, ARG_DEVICES, len(func.function_type.inputs), "argument")
+    return _devices(func, ARG_DEVICES, len(func.function_type.inputs))
 
 
 def result_devices(func: FuncOp) -> list[str]:
-    """Where the caller wants each result of ``func`` (``result_devices``, all ``"cpu"`` when
-    absent)."""
-    return _devices(func, RESULT_DEVICES, len(func.function_type.results), "result")
+    """Where the caller wants each result of ``func`` (``lowering.result_devices``, all ``"cpu"``
+    when absent)."""
+    return _devices(func, RESULT_DEVICES, len(func.function_type.results))
 
 
-def _devices(func: FuncOp, key: str, count: int, what: str) -> list[str]:
-    attribute = func.attributes.get(key)
-    if attribute is None:
+def _devices(func: FuncOp, definition, count: int) -> list[str]:
+    if not definition.present(func):
         return [HOST] * count
-    if not isinstance(attribute, ArrayAttr) or not all(isinstance(a, StringAttr)
-                                                        for a in attribute):
-        raise PassFailure(f"@{func.sym_name}: {key} must be an array of strings, got {attribute}",
-                          func)
-    names = [a.value for a in attribute]
-    if len(names) != count:
-        raise PassFailure(f"@{func.sym_name}: {key} has {len(names)} entries for {count} "
-                          f"{what}(s)", func)
-    return names
+    wrong = definition.problem(func)  # the verifier's rule, for IR no one has verified
+    if wrong is not None:
+        raise PassFailure(f"@{func.sym_name}: {wrong}", func)
+    return definition.get(func)
 
 
 def op_device(op: Operation) -> str | None:
@@ -201,7 +194,7 @@ def location_of(value: Value) -> str:
 
     >>> from lowering.ir.types import F32
     >>> func = FuncOp.build("f", [TensorType((2,), F32)], [])
-    >>> func.attributes[ARG_DEVICES] = ArrayAttr((StringAttr("dev0"),))
+    >>> ARG_DEVICES.set(func, ["dev0"])
     >>> location_of(func.args[0]), location_of(ToHostOp.build(func.args[0]).result)
     ('dev0', 'cpu')
     """

@@ -17,7 +17,7 @@ from lowering.llvm.ptxas import assemble_ptx, ptxas_available
 
 SOURCE = '''
 func.func @f(%x: tensor<?xf32>, %w: tensor<?xf32>) -> tensor<?xf32>
-    attributes {arg_devices = ["cpu", "DEVICE"], result_devices = ["DEVICE"]} {
+    attributes {lowering.arg_devices = ["cpu", "DEVICE"], lowering.result_devices = ["DEVICE"]} {
   %y = "tensor.mul"(%x, %w) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   %z = "tensor.exp"(%y) : (tensor<?xf32>) -> tensor<?xf32>
   func.return %z : tensor<?xf32>

@@ -47,7 +47,7 @@ def test_emit_gpu_prints_the_host_function_and_its_kernels():
     # The weights are arguments in device memory and their updates stay there.
     header = next(line for line in out.splitlines() if "func.func @train" in line)
     assert '%w: !loops.buffer<?xf64, strides=[?], offset=?, space="device">' in header
-    assert 'result_devices = ["cpu", "cpu", "cuda", "cuda"]' in header
+    assert 'lowering.result_devices = ["cpu", "cpu", "cuda", "cuda"]' in header
 
 
 def test_emit_ptx_from_ir_text(tmp_path):

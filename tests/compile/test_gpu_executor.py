@@ -207,7 +207,7 @@ def test_functions_show_the_gpu_stages(gpu):
     ptx = f.ir("ptx")
     assert ".entry" in ptx and ".target sm_" in ptx
     optimized = f.ir("optimized")
-    assert 'device = "cuda"' in optimized and "arg_devices" in optimized
+    assert 'device = "cuda"' in optimized and "lowering.arg_devices" in optimized
 
 
 def test_profiles_split_gpu_transfer_and_cpu_time(gpu):

@@ -1,4 +1,5 @@
-"""arg_devices / result_devices from function()'s inputs, outputs and shared variables."""
+"""lowering.arg_devices / lowering.result_devices from function()'s inputs, outputs and shared
+variables."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,13 +11,10 @@ from lowering.compile.graph_to_module import build_module
 from lowering.compile.io import In, Out, graph_value
 from lowering.compile.shared_storage import SharedContainer
 from lowering.config import config
+from lowering.dialects.function_attrs import ARG_DEVICES, RESULT_DEVICES
 from lowering.ir.types import F32, I64, TensorType
 
 SIMULATED = {"gpuarray.simulate": True, "device": "cuda"}
-
-
-def names(attribute) -> list[str]:
-    return [a.data for a in attribute]
 
 
 def test_context_names_follow_the_front_end_spelling():
@@ -71,5 +69,5 @@ def test_marks_arguments_results_and_updates():
                               (steps.container, graph_value(steps + 1))])
         mark_placement(built, inputs, outputs)
     func = built.func
-    assert names(func.attributes["arg_devices"]) == ["cpu", "cuda", "cuda", "cpu"]
-    assert names(func.attributes["result_devices"]) == ["cpu", "cuda", "cuda", "cpu"]
+    assert ARG_DEVICES.get(func) == ["cpu", "cuda", "cuda", "cpu"]
+    assert RESULT_DEVICES.get(func) == ["cpu", "cuda", "cuda", "cpu"]

@@ -12,6 +12,7 @@ from lowering import In, Out, function, shared
 from lowering.compile import InputTypeError, MissingInputError, UnusedInputError
 from lowering.compile.pipeline import (ModeError, StageUnavailableError, get_mode,
                                        optimization_pipeline)
+from lowering.dialects.function_attrs import SHARED_UPDATES
 from lowering.ir.interpreter import InterpreterError
 
 
@@ -316,7 +317,7 @@ def test_the_module_reads_shared_variables_after_the_inputs_and_returns_updates_
     func = f.ir_module("tensor").regions[0].block.first_op
     assert [a.name_hint for a in func.args] == ["x", "w"]
     assert len(func.function_type.results) == 2
-    assert func.attributes["shared_updates"].value == ((1, 1),)
+    assert SHARED_UPDATES.get(func) == [(1, 1)]
 
 
 def test_toposort_lists_theano_nodes():

@@ -148,7 +148,7 @@ def test_shared_variables_on_named_contexts(gpu):
     np.testing.assert_array_equal(f(), [0.0, 2.0, 4.0, 6.0])
     np.testing.assert_array_equal(v.get_value(), [1.0, 2.0, 3.0, 4.0])
     assert is_device_array(v.get_value(borrow=True))
-    assert f.ir().count('"dev1"') >= 2  # arg_devices and result_devices name the context
+    assert f.ir().count('"dev1"') >= 2  # lowering.arg_devices and result_devices name the context
     with config.change_flags(device="cpu"):  # a context asked for by itself still runs there
         u = shared(np.ones(2, "float32"), target="dev0")
         g = function([], u + 1)

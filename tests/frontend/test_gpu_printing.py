@@ -48,7 +48,7 @@ def test_seed_000_square_kept_on_the_gpu():
 
 def test_seed_002_exp_check_toposort_and_used_the_gpu():
     fg = graph('''
-func.func @f(%0: tensor<?xf32>) -> tensor<?xf32> attributes {arg_devices = ["cuda"]} {
+func.func @f(%0: tensor<?xf32>) -> tensor<?xf32> attributes {lowering.arg_devices = ["cuda"]} {
   %1 = "tensor.exp"(%0) {device = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   %2 = "gpu.to_host"(%1) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   func.return %2 : tensor<?xf32>
@@ -104,7 +104,7 @@ def test_in_place_gpu_elemwise_names_the_scalar_class():
 def test_leaves_on_a_gpu_print_their_context():
     func = parse_module('''
 func.func @f(%0: tensor<?x?xf32>, %1: tensor<f64>) -> tensor<?x?xf32>
-    attributes {arg_devices = ["dev1", "cpu"]} {
+    attributes {lowering.arg_devices = ["dev1", "cpu"]} {
   func.return %0 : tensor<?x?xf32>
 }''').functions[0]
     a, b = func.body.block.args

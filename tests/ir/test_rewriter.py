@@ -391,3 +391,26 @@ def test_ops_outside_the_root_are_left_alone():
     holder(outside, inner)
     apply_patterns_greedily(inner, [])
     assert user.parent is None and outside.parent is not None
+
+
+def test_set_type_tells_the_listener_of_the_value_and_of_its_readers():
+    from lowering.ir.types import F32
+    events = []
+
+    class Listener(RewriteListener):
+        def value_retyped(self, value, old_type):
+            events.append(("retyped", value, old_type, value.type))
+
+        def op_modified(self, op):
+            events.append(("modified", op))
+
+    block = Block([I64])
+    first = block.append(Operation(operands=[block.args[0]]))
+    second = block.append(Operation(operands=[block.args[0], block.args[0]]))
+    rw = Rewriter(Listener())
+    rw.set_type(block.args[0], F32)
+    assert events == [("retyped", block.args[0], I64, F32), ("modified", first),
+                      ("modified", second)]
+    assert rw.changes == 1
+    rw.set_type(block.args[0], F32)  # the same type: nothing changes, nobody is told
+    assert len(events) == 3 and rw.changes == 1

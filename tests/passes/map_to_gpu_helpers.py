@@ -7,7 +7,7 @@ Small blocks (``GPU``: 32 threads, at most 3 blocks) keep the interpreter fast a
 grid-stride loops take several steps on small arrays.
 
 >>> module = device_loops('''
-... func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> attributes {arg_devices = ["cuda"]} {
+... func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> attributes {lowering.arg_devices = ["cuda"]} {
 ...   %y = "tensor.exp"(%x) : (tensor<?xf32>) -> tensor<?xf32>
 ...   func.return %y : tensor<?xf32>
 ... }''')
@@ -45,10 +45,10 @@ def module_of(text: str):
 
 def device_loops(text: str, bufferize: str = "bufferize", memory: bool = True,
                  optimize: str = ""):
-    """The loops IR of a tensor-level module placed on the device (``arg_devices`` and
-    ``result_devices`` of the function say where its values live): optimized (``optimize``,
-    e.g. "fuse"), placed, transfers elided, bufferized, then (``memory``) in-place updates and
-    memory planning."""
+    """The loops IR of a tensor-level module placed on the device (``lowering.arg_devices`` and
+    ``lowering.result_devices`` of the function say where its values live): optimized
+    (``optimize``, e.g. "fuse"), placed, transfers elided, bufferized, then (``memory``) in-place
+    updates and memory planning."""
     module = module_of(text)
     passes = [p for p in (optimize, DEVICE, bufferize) if p]
     passes += ["inplace", "plan-memory"] if memory else []

@@ -4,16 +4,16 @@ random graph's arguments and results, and what tests look for in the IR.
 
 >>> module = module_from(SQUARE)
 >>> set_devices(module, ["cpu"], ["cuda"])
->>> str(module.functions[0].attributes["result_devices"])
-'["cuda"]'
+>>> RESULT_DEVICES.get(module.functions[0])
+['cuda']
 """
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from lowering.dialects.function_attrs import ARG_DEVICES, RESULT_DEVICES
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import BufferType, CallOp, CopyOp, FillOp, LoadOp, StoreOp
-from lowering.ir.attributes import ArrayAttr, StringAttr
 from lowering.ir.core import BlockArgument, OpResult
 
 from .opt_helpers import module_from
@@ -33,9 +33,9 @@ func.func @sq(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
 LOGISTIC_REGRESSION = '''
 func.func @train(%x: tensor<?x?xf32>, %y: tensor<?xf32>, %w: tensor<?xf32>, %b: tensor<f32>)
     -> (tensor<f32>, tensor<?xf32>, tensor<f32>)
-    attributes {arg_devices = ["cpu", "cpu", "cuda", "cuda"],
-                result_devices = ["cpu", "cuda", "cuda"],
-                shared_updates = [[1, 2], [2, 3]], allow_inplace} {
+    attributes {lowering.arg_devices = ["cpu", "cpu", "cuda", "cuda"],
+                lowering.result_devices = ["cpu", "cuda", "cuda"],
+                lowering.shared_updates = [[1, 2], [2, 3]], lowering.allow_inplace} {
   %xw = "tensor.dot"(%x, %w) : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?xf32>
   %brow = "tensor.dimshuffle"(%b) {pattern = [-1]} : (tensor<f32>) -> tensor<1xf32>
   %xt = "tensor.dimshuffle"(%x) {pattern = [1, 0]} : (tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -85,11 +85,11 @@ PLACES = ["cpu", "cuda"]
 
 
 def set_devices(module, args, results) -> None:
-    """Give the module's first function ``arg_devices = args`` and ``result_devices =
-    results``."""
+    """Give the module's first function ``lowering.arg_devices = args`` and
+    ``lowering.result_devices = results``."""
     func = module.functions[0]
-    func.attributes["arg_devices"] = ArrayAttr(tuple(StringAttr(d) for d in args))
-    func.attributes["result_devices"] = ArrayAttr(tuple(StringAttr(d) for d in results))
+    ARG_DEVICES.set(func, args)
+    RESULT_DEVICES.set(func, results)
 
 
 @st.composite

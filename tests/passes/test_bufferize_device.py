@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from lowering.dialects.function_attrs import RESULT_DEVICES, UPDATED_IN_PLACE
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, BufferType, CallOp, ConstantOp, DeallocOp, LoadOp,
                                      ParallelOp, RuntimeCheckError)
@@ -125,7 +126,8 @@ def test_device_updates_of_shared_variables_are_written_into_their_device_buffer
     module = module_from(LOGISTIC_REGRESSION)
     lowered = on_device(module, "bufferize{use-blas}", "inplace,plan-memory")
     func = lowered.functions[0]
-    assert str(func.attributes["updated_in_place"]) == "[[1 : i64, 2 : i64], [2 : i64, 3 : i64]]"
+    assert UPDATED_IN_PLACE.get(func) == [(1, 2), (2, 3)]
+    assert RESULT_DEVICES.get(func) == ["cpu"]  # the entries of the updated results are gone
     assert types_of(func.args)[2:] == ['!loops.buffer<?xf32, space="device">',
                                        '!loops.buffer<f32, space="device">']
     assert [str(t) for t in func.function_type.results] == ["!loops.buffer<f32>"]
@@ -198,7 +200,7 @@ def test_memory_is_reused_only_within_one_memory_space():
 
 
 MEAN = '''
-func.func @f(%x: tensor<?xf32>) -> tensor<f32> attributes {arg_devices = ["cuda"]} {
+func.func @f(%x: tensor<?xf32>) -> tensor<f32> attributes {lowering.arg_devices = ["cuda"]} {
   %m = "tensor.mean"(%x) {axes = [0]} : (tensor<?xf32>) -> tensor<f32>
   %s = "tensor.sqr"(%m) : (tensor<f32>) -> tensor<f32>
   func.return %s : tensor<f32>
@@ -225,7 +227,7 @@ def test_a_scalar_computed_on_the_device_stays_in_device_memory():
 def test_a_dot_of_two_device_vectors_is_a_device_reduction(bufferize):
     module = module_from('''
     func.func @f(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<f32>
-        attributes {arg_devices = ["cuda", "cuda"]} {
+        attributes {lowering.arg_devices = ["cuda", "cuda"]} {
       %d = "tensor.dot"(%x, %y) : (tensor<?xf32>, tensor<?xf32>) -> tensor<f32>
       func.return %d : tensor<f32>
     }''')
@@ -238,7 +240,7 @@ def test_a_dot_of_two_device_vectors_is_a_device_reduction(bufferize):
 def test_matrix_products_on_device_buffers_call_blas_like_on_the_host():
     module = module_from('''
     func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32>
-        attributes {arg_devices = ["cuda", "cuda"], result_devices = ["cuda"]} {
+        attributes {lowering.arg_devices = ["cuda", "cuda"], lowering.result_devices = ["cuda"]} {
       %c = "tensor.dot"(%a, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
       func.return %c : tensor<?x?xf32>
     }''')
@@ -254,7 +256,7 @@ def test_matrix_products_on_device_buffers_call_blas_like_on_the_host():
 
 def test_a_constant_used_on_the_device_is_copied_there():
     module = module_from('''
-    func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> attributes {arg_devices = ["cuda"]} {
+    func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> attributes {lowering.arg_devices = ["cuda"]} {
       %c = "tensor.constant"() {value = dense<[1.0, 2.0, 4.0]> : tensor<3xf32>} : () -> tensor<3xf32>
       %s = "tensor.mul"(%x, %c) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
       func.return %s : tensor<3xf32>
@@ -270,7 +272,7 @@ def test_a_constant_used_on_the_device_is_copied_there():
 def test_a_check_of_device_data_reads_a_host_copy_and_still_fails():
     module = module_from('''
     func.func @f(%x: tensor<?xf32>, %i: tensor<?xi64>) -> tensor<?xf32>
-        attributes {arg_devices = ["cuda", "cuda"]} {
+        attributes {lowering.arg_devices = ["cuda", "cuda"]} {
       %g = "tensor.advanced_subtensor"(%x, %i) {spec = [["array"]]}
           : (tensor<?xf32>, tensor<?xi64>) -> tensor<?xf32>
       func.return %g : tensor<?xf32>
@@ -286,7 +288,7 @@ def test_a_check_of_device_data_reads_a_host_copy_and_still_fails():
 def test_bufferize_refuses_host_code_reading_device_memory():
     # Without place-on-device, a host op would read the device argument's element.
     module = module_from('''
-    func.func @f(%s: tensor<f32>) -> tensor<f32> attributes {arg_devices = ["cuda"]} {
+    func.func @f(%s: tensor<f32>) -> tensor<f32> attributes {lowering.arg_devices = ["cuda"]} {
       %e = "tensor.exp"(%s) : (tensor<f32>) -> tensor<f32>
       func.return %e : tensor<f32>
     }''')

@@ -33,7 +33,7 @@ def test_the_seed_square_kept_on_the_device_has_no_transfer_back():
 
 ROUND_TRIPS = '''
 func.func @f(%h: tensor<?xf32>, %d: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>)
-    attributes {arg_devices = ["cpu", "cuda"], result_devices = ["cpu", "cuda"]} {
+    attributes {lowering.arg_devices = ["cpu", "cuda"], lowering.result_devices = ["cpu", "cuda"]} {
   %0 = "gpu.to_device"(%h) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   %1 = "gpu.to_host"(%0) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   %2 = "gpu.to_host"(%d) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
@@ -66,7 +66,7 @@ def test_a_round_trip_to_another_context_is_kept():
 def test_a_transfer_to_where_the_value_already_is_goes():
     module = module_from('''
     func.func @f(%d: tensor<?xf32>) -> tensor<?xf32>
-        attributes {arg_devices = ["cuda"], result_devices = ["cuda"]} {
+        attributes {lowering.arg_devices = ["cuda"], lowering.result_devices = ["cuda"]} {
       %0 = "gpu.to_device"(%d) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
       %e = "tensor.exp"(%0) {device = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
       func.return %e : tensor<?xf32>

@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from lowering.dialects import tensor as T
 from lowering.dialects.builtin.interpret import run_function
+from lowering.dialects.function_attrs import (ALLOW_INPLACE, MUTABLE_ARGS, SHARED_UPDATES,
+                                              UPDATED_IN_PLACE)
 from lowering.dialects.loops import AllocOp, BufferType, RuntimeCheckError
-from lowering.ir.attributes import ArrayAttr, IntAttr
 from lowering.ir.interpreter import InterpreterError
 from lowering.ir.pass_manager import PassManager
+from lowering.ir.rewriter import RewriteListener, Rewriter
 from lowering.ir.types import F32, F64, I64, TensorType
 from lowering.ir.verifier import verify
 from lowering.passes.bufferize import Bufferize
@@ -28,18 +30,15 @@ SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
 VECTOR = TensorType((None,), F64)
 
 
-def pairs(*items) -> ArrayAttr:
-    return ArrayAttr(tuple(ArrayAttr((IntAttr(r), IntAttr(a))) for r, a in items))
-
-
 def loops_module(arg_types, build, updates=(), mutable=()):
-    """A bufferized one-function module, with ``shared_updates`` and ``mutable_args``."""
+    """A bufferized one-function module, with ``lowering.shared_updates`` and
+    ``lowering.mutable_args``."""
     module = function_module(arg_types, build)
     func = module.functions[0]
     if updates:
-        func.attributes["shared_updates"] = pairs(*updates)
+        SHARED_UPDATES.set(func, updates)
     if mutable:
-        func.attributes["mutable_args"] = ArrayAttr(tuple(IntAttr(i) for i in mutable))
+        MUTABLE_ARGS.set(func, mutable)
     return bufferized(module)
 
 
@@ -65,8 +64,7 @@ def updated_values(module, arrays):
     """The function's results in its tensor-level numbering: those updated in place are read
     back from their arguments."""
     results, args = call(module, arrays)
-    attribute = module.functions[0].attributes.get("updated_in_place")
-    for r, a in sorted(() if attribute is None else attribute.value):
+    for r, a in sorted(UPDATED_IN_PLACE.get(module.functions[0], [])):
         results.insert(r, args[a])
     return results
 
@@ -80,8 +78,8 @@ def test_an_update_is_computed_into_the_variable_and_no_longer_returned():
     after = in_place(before)
     func = after.functions[0]
     assert func.function_type.results == ()
-    assert func.attributes["updated_in_place"].value == ((0, 0),)
-    assert "shared_updates" not in func.attributes
+    assert UPDATED_IN_PLACE.get(func) == [(0, 0)]
+    assert not SHARED_UPDATES.present(func)
     assert func.args[0].type == BufferType((None,), F64)  # contiguous now
     assert allocations(after) == 0
     w, g = np.arange(4.0), np.ones(4)
@@ -91,11 +89,11 @@ def test_an_update_is_computed_into_the_variable_and_no_longer_returned():
 
 def test_the_pass_reports_the_update_and_bufferize_in_place_maps_it_to_the_tensor_op():
     module = function_module([VECTOR, VECTOR], w_minus_g)
-    module.functions[0].attributes["shared_updates"] = pairs((0, 0))
+    SHARED_UPDATES.set(module.functions[0], [(0, 0)])
     Inplace().apply(module)  # at the tensor level: only the permission
-    assert "allow_inplace" in module.functions[0].attributes
+    assert ALLOW_INPLACE.get(module.functions[0])
     assert module.functions[0].function_type.results == (VECTOR,)
-    loops, report = bufferize_in_place(module, Bufferize().apply)
+    loops, report = bufferize_in_place(module, Bufferize().lower)
     assert report.updated == [(0, 0)] and report.patterns == {0: {0: 0}}
     assert loops.functions[0].function_type.results == ()
     names = {a.name_hint for op in loops.walk() for a in op.results if a.name_hint}
@@ -104,8 +102,8 @@ def test_the_pass_reports_the_update_and_bufferize_in_place_maps_it_to_the_tenso
 
 def test_without_the_permission_bufferize_in_place_changes_nothing():
     module = function_module([VECTOR, VECTOR], w_minus_g)
-    module.functions[0].attributes["shared_updates"] = pairs((0, 0))
-    loops, report = bufferize_in_place(module, Bufferize().apply)
+    SHARED_UPDATES.set(module.functions[0], [(0, 0)])
+    loops, report = bufferize_in_place(module, Bufferize().lower)
     assert report.updated == [] and report.patterns == {}
     assert len(loops.functions[0].function_type.results) == 1
 
@@ -117,7 +115,7 @@ def test_reads_of_the_old_value_that_come_later_are_kept_before_the_write():
         return [new, T.MulOp.build(w, w).result]
     before = loops_module([VECTOR, VECTOR], build, updates=[(0, 0)])
     after = in_place(before)
-    assert after.functions[0].attributes["updated_in_place"].value == ((0, 0),)
+    assert UPDATED_IN_PLACE.get(after.functions[0]) == [(0, 0)]
     w, g = np.arange(3.0), np.full(3, 0.5)
     (squares,), args = call(after, [w, g])
     np.testing.assert_array_equal(squares, w * w)
@@ -130,7 +128,7 @@ def test_an_op_reading_both_the_old_and_the_new_value_prevents_the_update_in_pla
         return [new, T.AddOp.build(new, w).result]
     before = loops_module([VECTOR, VECTOR], build, updates=[(0, 0)])
     after = in_place(before)
-    assert "updated_in_place" not in after.functions[0].attributes
+    assert not UPDATED_IN_PLACE.present(after.functions[0])
     w, g = np.arange(3.0), np.full(3, 0.5)
     assert_same(updated_values(before, [w, g]), updated_values(after, [w, g]))
 
@@ -144,7 +142,7 @@ def test_no_check_may_fail_after_the_first_write_into_a_variable():
         return [new, T.SubtensorOp.build(new, (k,)).result]
     before = loops_module([VECTOR, VECTOR], build, updates=[(0, 0)])
     after = in_place(before)
-    assert "updated_in_place" not in after.functions[0].attributes
+    assert not UPDATED_IN_PLACE.present(after.functions[0])
     w, g = np.array([9.0, 1.0]), np.zeros(2)
     with pytest.raises(InterpreterError):
         call(after, [w, g])
@@ -156,7 +154,7 @@ def test_a_run_time_check_that_needs_only_sizes_comes_before_the_write():
         return [new, T.SubtensorOp.build(new, (k,)).result]
     before = loops_module([VECTOR, VECTOR, TensorType((), I64)], build, updates=[(0, 0)])
     after = in_place(before)
-    assert after.functions[0].attributes["updated_in_place"].value == ((0, 0),)
+    assert UPDATED_IN_PLACE.get(after.functions[0]) == [(0, 0)]
     args = [np.arange(3.0), np.ones(3), np.int64(5)]
     with pytest.raises(InterpreterError):
         run_function(after.functions[0], args)
@@ -173,7 +171,7 @@ def test_checks_and_allocations_after_an_update_are_passed_by_moving_the_update_
     before = loops_module([VECTOR] * 4, build, updates=[(0, 0), (1, 2)])
     after = in_place(before)
     func = after.functions[0]
-    assert func.attributes["updated_in_place"].value == ((0, 0), (1, 2))
+    assert UPDATED_IN_PLACE.get(func) == [(0, 0), (1, 2)]
     arrays = [np.arange(3.0), np.ones(3), np.zeros(3), np.full(3, 2.0)]
     assert_same(updated_values(before, arrays), updated_values(after, arrays))
     arrays[3] = np.ones(4)  # b and h differ in size: the call fails, w is untouched
@@ -189,7 +187,7 @@ def test_swapped_variables_update_in_place_only_where_that_is_right():
     after = in_place(before)
     arrays = [np.arange(3.0), np.arange(3.0) + 10]
     assert_same(updated_values(before, arrays), updated_values(after, arrays))
-    assert len(after.functions[0].attributes["updated_in_place"].value) == 1
+    assert len(UPDATED_IN_PLACE.get(after.functions[0])) == 1
 
 
 def test_an_elementwise_result_is_written_into_a_dead_temporary():
@@ -242,13 +240,13 @@ def test_updates_of_rank_0_and_of_gemv_accumulators():
         return [T.GemvOp.build(w, alpha, T.DimShuffleOp.build(x, [1, 0]).result, g, beta).result,
                 T.SubOp.build(b, gb).result]
     module = function_module([vector, matrix, vector, scalar, scalar], build)
-    module.functions[0].attributes["shared_updates"] = pairs((0, 0), (1, 3))
+    SHARED_UPDATES.set(module.functions[0], [(0, 0), (1, 3)])
     for blas in (False, True):
         before = bufferized(module, use_blas=blas, blas_min_work=0)
         after = in_place(before)
         # As loops, the product is made before the accumulator is read: not in place.
-        expected = ((0, 0), (1, 3)) if blas else ((1, 3),)
-        assert after.functions[0].attributes["updated_in_place"].value == expected
+        expected = [(0, 0), (1, 3)] if blas else [(1, 3)]
+        assert UPDATED_IN_PLACE.get(after.functions[0]) == expected
         rng = np.random.default_rng(0)
         arrays = [rng.standard_normal(4).astype(np.float32),
                   rng.standard_normal((3, 4)).astype(np.float32),
@@ -287,7 +285,7 @@ def update_cases(draw):
                 used.add(a)
                 break
     if chosen:
-        func.attributes["shared_updates"] = pairs(*chosen)
+        SHARED_UPDATES.set(func, chosen)
     arrays = [draw(strided_arrays(np.asarray(a).dtype, np.shape(a))) if i in used else a
               for i, a in enumerate(arrays)]
     return module, arrays
@@ -342,6 +340,80 @@ SHARED_UPDATE_WITH_EARLY_VIEW = """
     %2 = "tensor.le"(%arg0, %arg0) : (tensor<1x1xi1>, tensor<1x1xi1>) -> tensor<1x1xi1>
     %3 = "tensor.concatenate"(%arg0, %2) {axis = 0 : i64} : (tensor<1x1xi1>, tensor<1x1xi1>) -> tensor<2x1xi1>
     "func.return"(%1, %3) : (tensor<1x1xi1>, tensor<2x1xi1>) -> ()
-  }) {sym_name = "f", function_type = (tensor<1x1xi1>, tensor<i64>, tensor<?xi32>) -> (tensor<1x1xi1>, tensor<2x1xi1>), shared_updates = [[0 : i64, 0 : i64]]} : () -> ()
+  }) {sym_name = "f", function_type = (tensor<1x1xi1>, tensor<i64>, tensor<?xi32>) -> (tensor<1x1xi1>, tensor<2x1xi1>), lowering.shared_updates = [[0 : i64, 0 : i64]]} : () -> ()
 }) : () -> ()
 """
+
+
+def test_every_change_of_the_pass_goes_through_its_rewriter():
+    # w is strided until the pass writes its update into it: the argument and the function
+    # type are retyped through the rewriter, whose listener hears of it.
+    module = loops_module([VECTOR, VECTOR], w_minus_g, updates=[(0, 0)])
+    func = module.functions[0]
+    w = func.args[0]
+    strided = w.type
+    events = []
+
+    class Listener(RewriteListener):
+        def value_retyped(self, value, old_type):
+            events.append(("retyped", value, old_type))
+
+        def op_modified(self, op):
+            events.append(("modified", op))
+
+        def op_erased(self, op):
+            events.append(("erased", op.name))
+
+    rewriter = Rewriter(Listener())
+    [decision] = run_inplace(func, rewriter=rewriter)
+    assert decision.into is w and decision.result == 0
+    assert ("retyped", w, strided) in events and str(w.type) == "!loops.buffer<?xf64>"
+    assert ("modified", func) in events and ("erased", "loops.alloc") in events
+    assert str(func.function_type) == \
+        "(!loops.buffer<?xf64>, !loops.buffer<?xf64, strides=[?], offset=?>) -> ()"
+
+
+def test_bufferize_maps_each_buffer_to_the_tensor_value_it_was_made_for():
+    module = function_module([VECTOR, VECTOR], w_minus_g)
+    tensor_func = module.functions[0]
+    [sub] = [op for op in tensor_func.body.block.ops if op.name == "tensor.sub"]
+    seen = []
+
+    class Listener(RewriteListener):
+        def op_inserted(self, op):
+            seen.append(("inserted", op))
+
+        def op_erased(self, op):
+            seen.append(("erased", op))
+
+    [buffers] = Bufferize().lower(module, Rewriter(Listener()))
+    func = buffers.func
+    assert func is module.functions[0] and buffers.tensor_func is tensor_func
+    assert ("inserted", func) in seen and seen[-1] == ("erased", tensor_func)
+    assert [buffers.argument(a) for a in func.args] == [0, 1]
+    assert buffers.tensor_value(func.args[1]) is tensor_func.args[1]
+    [alloc] = [op for op in func.body.block.ops if isinstance(op, AllocOp)]
+    assert buffers.tensor_value(alloc.result) is sub.result and buffers.argument(alloc.result) \
+        is None
+    assert buffers.buffer(sub.result) is alloc.result
+    assert [buffers.buffer(a) for a in tensor_func.args] == list(func.args)
+
+
+@pytest.mark.parametrize("name", ["lowering.origin.0.0", "lowering.origin.1.0"])
+def test_value_names_that_look_like_provenance_change_nothing(name):
+    # Bufferize once told where a buffer came from by renaming values "lowering.origin.<op>.
+    # <result>" and parsing the names back; an argument a user had named that way came out
+    # renamed after another value. Names are now only names.
+    def report_for(arg_name):
+        module = function_module([VECTOR, VECTOR], w_minus_g)
+        module.functions[0].args[0].name_hint = arg_name
+        SHARED_UPDATES.set(module.functions[0], [(0, 0)])
+        Inplace().apply(module)
+        loops, report = bufferize_in_place(module, Bufferize().lower)
+        return report, [a.name_hint for a in loops.functions[0].args]
+
+    plain_report, plain_names = report_for("w")
+    report, names = report_for(name)
+    assert (report.patterns, report.updated) == (plain_report.patterns, plain_report.updated)
+    assert report.updated == [(0, 0)]
+    assert names == [name, plain_names[1]]

@@ -23,7 +23,7 @@ SETTINGS = settings(max_examples=25, deadline=None,
 
 BROADCAST = '''
 func.func @f(%x: tensor<?x?xf32>, %y: tensor<1x?xf32>) -> tensor<?x?xf32>
-    attributes {arg_devices = ["cuda", "cuda"]} {
+    attributes {lowering.arg_devices = ["cuda", "cuda"]} {
   %s = "tensor.add"(%x, %y) : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
   %e = "tensor.exp"(%s) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %m = "tensor.mul"(%e, %x) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -99,7 +99,7 @@ def test_contiguous_elementwise_work_takes_several_consecutive_elements_per_step
 
 def test_a_transposed_read_is_addressed_by_its_indices():
     module = device_loops('''
-    func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {arg_devices = ["cuda"]} {
+    func.func @f(%x: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {lowering.arg_devices = ["cuda"]} {
       %t = "tensor.dimshuffle"(%x) {pattern = [1, 0]} : (tensor<?x?xf32>) -> tensor<?x?xf32>
       %y = "tensor.neg"(%t) : (tensor<?x?xf32>) -> tensor<?x?xf32>
       func.return %y : tensor<?x?xf32>
@@ -155,7 +155,7 @@ def test_fills_and_copies_become_elementwise_kernels(x, width):
 INDEXING = '''
 func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>, %i: tensor<?xi64>, %j: tensor<?xi64>)
     -> (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
-    attributes {arg_devices = ["cuda", "cuda", "cuda", "cuda"]} {
+    attributes {lowering.arg_devices = ["cuda", "cuda", "cuda", "cuda"]} {
   %one = "tensor.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
   %set = "tensor.set_subtensor"(%x, %y, %one) {spec = [["index", "?"]]}
       : (tensor<?x?xf32>, tensor<?xf32>, tensor<i64>) -> tensor<?x?xf32>

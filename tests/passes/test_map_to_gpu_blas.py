@@ -190,7 +190,7 @@ PRODUCTS = '''
 func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>, %v: tensor<?xf32>,
              %w: tensor<?xf32>, %alpha: tensor<f32>, %beta: tensor<f32>)
     -> (tensor<?x?xf32>, tensor<?xf32>, tensor<f32>)
-    attributes {arg_devices = ["cuda", "cuda", "cuda", "cuda", "cuda", "cpu", "cpu"]} {
+    attributes {lowering.arg_devices = ["cuda", "cuda", "cuda", "cuda", "cuda", "cpu", "cpu"]} {
   %bt = "tensor.dimshuffle"(%b) {pattern = [1, 0]} : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %g = "tensor.gemm"(%c, %alpha, %a, %bt, %beta)
       : (tensor<?x?xf32>, tensor<f32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>

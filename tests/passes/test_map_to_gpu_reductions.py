@@ -27,7 +27,7 @@ SETTINGS = settings(max_examples=20, deadline=None,
 NUMPY = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "mean": np.mean}
 
 REDUCTION = '''
-func.func @f(%x: tensor<?x?xf32>) -> tensor<RT> attributes {arg_devices = ["cuda"]} {
+func.func @f(%x: tensor<?x?xf32>) -> tensor<RT> attributes {lowering.arg_devices = ["cuda"]} {
   %a = "tensor.abs"(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %s = "tensor.sqrt"(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %r = "tensor.KIND"(%s) {axes = AXES} : (tensor<?x?xf32>) -> tensor<RT>
@@ -85,7 +85,7 @@ def test_short_rows_share_a_block_and_long_rows_fill_one(rows, cols):
 
 
 COLUMN_SUM = '''
-func.func @f(%x: tensor<?x?xf32>) -> tensor<?xf32> attributes {arg_devices = ["cuda"]} {
+func.func @f(%x: tensor<?x?xf32>) -> tensor<?xf32> attributes {lowering.arg_devices = ["cuda"]} {
   %r = "tensor.sum"(%x) {axes = [0]} : (tensor<?x?xf32>) -> tensor<?xf32>
   func.return %r : tensor<?xf32>
 }
@@ -113,7 +113,7 @@ def launch_grids():
 
 
 def test_host_column_sums_stay_in_cache_sized_tiles():
-    module = module_of(COLUMN_SUM.replace(' attributes {arg_devices = ["cuda"]}', ""))
+    module = module_of(COLUMN_SUM.replace(' attributes {lowering.arg_devices = ["cuda"]}', ""))
     PassManager("bufferize").run(module)
     (tiles,) = top_level_parallels(module)
     assert not isinstance(producer(tiles.uppers[0]), DimOp)  # min(max(n // 512, 1), 64)
@@ -191,7 +191,7 @@ def test_column_tiles_give_each_tile_a_block_and_its_columns_to_the_threads():
 
 MIDDLE_AXIS = '''
 func.func @f(%x: tensor<?x?x?xf64>) -> (tensor<?x?xf64>, tensor<?x?xf64>)
-    attributes {arg_devices = ["cuda"]} {
+    attributes {lowering.arg_devices = ["cuda"]} {
   %s = "tensor.sum"(%x) {axes = [1]} : (tensor<?x?x?xf64>) -> tensor<?x?xf64>
   %m = "tensor.max"(%x) {axes = [1]} : (tensor<?x?x?xf64>) -> tensor<?x?xf64>
   func.return %s, %m : tensor<?x?xf64>, tensor<?x?xf64>
@@ -216,7 +216,7 @@ def test_a_reduction_whose_kept_axis_is_contiguous_gives_each_output_one_thread(
 
 SEVERAL = '''
 func.func @f(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<f32>, tensor<?xf32>, tensor<?x?xf32>)
-    attributes {arg_devices = ["cuda"]} {
+    attributes {lowering.arg_devices = ["cuda"]} {
   %e = "tensor.exp"(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %a = "tensor.sum"(%e) {axes = [1]} : (tensor<?x?xf32>) -> tensor<?xf32>
   %b = "tensor.max"(%e) {axes = [0, 1]} : (tensor<?x?xf32>) -> tensor<f32>
@@ -295,7 +295,7 @@ def test_a_reduction_to_one_value_combines_blocks_atomically_where_it_can(combin
 def test_argmax_and_argmin_give_the_first_extreme_index():
     module = device_loops('''
     func.func @f(%x: tensor<?x?xf32>) -> (tensor<?xi64>, tensor<i64>)
-        attributes {arg_devices = ["cuda"]} {
+        attributes {lowering.arg_devices = ["cuda"]} {
       %a = "tensor.argmax"(%x) {axes = [1]} : (tensor<?x?xf32>) -> tensor<?xi64>
       %b = "tensor.argmin"(%x) {axes = [0, 1]} : (tensor<?x?xf32>) -> tensor<i64>
       func.return %a, %b : tensor<?xi64>, tensor<i64>

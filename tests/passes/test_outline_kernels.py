@@ -17,7 +17,7 @@ from .placement_cases import LOGISTIC_REGRESSION
 
 TWO_KERNELS = '''
 func.func @f(%x: tensor<?x?xf32>, %y: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>)
-    attributes {arg_devices = ["cuda", "cuda"]} {
+    attributes {lowering.arg_devices = ["cuda", "cuda"]} {
   %e = "tensor.exp"(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %s = "tensor.sum"(%x) {axes = [1]} : (tensor<?x?xf32>) -> tensor<?xf32>
   %t = "tensor.add"(%s, %y) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
@@ -148,7 +148,7 @@ def test_a_symbol_named_like_the_kernel_module_is_an_error():
 
 
 def test_a_module_without_launches_is_left_alone():
-    module = device_loops(TWO_KERNELS.replace('attributes {arg_devices = ["cuda", "cuda"]} ', ''))
+    module = device_loops(TWO_KERNELS.replace('attributes {lowering.arg_devices = ["cuda", "cuda"]} ', ''))
     before = [op.name for op in module.walk()]
     OutlineKernels().apply(module)
     assert [op.name for op in module.walk()] == before
@@ -170,7 +170,7 @@ def test_logistic_regression_on_the_device_keeps_its_results():
 PRODUCTS_AND_INDEXING = '''
 func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %i: tensor<?xi64>, %y: tensor<?xf32>)
     -> (tensor<?x?xf32>, tensor<f32>, tensor<?x?xf32>, tensor<?xi64>)
-    attributes {arg_devices = ["cuda", "cuda", "cuda", "cuda"]} {
+    attributes {lowering.arg_devices = ["cuda", "cuda", "cuda", "cuda"]} {
   %p = "tensor.dot"(%a, %b) : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
   %s = "tensor.max"(%p) {axes = [0, 1]} : (tensor<?x?xf32>) -> tensor<f32>
   %t = "tensor.advanced_inc_subtensor"(%p, %y, %i) {spec = [["array"]]}

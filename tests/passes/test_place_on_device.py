@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
+from lowering.ir.core import VerifyError
 from lowering.ir.interpreter import InterpreterError
 from lowering.ir.location import Location
 from lowering.ir.pass_manager import PassError, PassManager
@@ -75,7 +76,7 @@ def test_the_context_is_the_pass_option_or_that_of_the_device_arguments():
 def test_a_value_on_another_context_goes_through_the_host():
     module = module_from('''
     func.func @f(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32>
-        attributes {arg_devices = ["dev0", "dev1"], result_devices = ["dev0"]} {
+        attributes {lowering.arg_devices = ["dev0", "dev1"], lowering.result_devices = ["dev0"]} {
       %s = "tensor.add"(%a, %b) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
       func.return %s : tensor<?xf32>
     }''')
@@ -153,7 +154,7 @@ def test_integer_scalar_shape_arithmetic_stays_on_the_host():
 
 def test_an_index_computed_on_the_device_is_brought_to_the_host():
     module = module_from('''
-    func.func @f(%x: tensor<?xf32>) -> tensor<f32> attributes {arg_devices = ["cuda"]} {
+    func.func @f(%x: tensor<?xf32>) -> tensor<f32> attributes {lowering.arg_devices = ["cuda"]} {
       %i = "tensor.argmax"(%x) {axes = [0]} : (tensor<?xf32>) -> tensor<i64>
       %v = "tensor.subtensor"(%x, %i) {spec = [["index", "?"]]} : (tensor<?xf32>, tensor<i64>) -> tensor<f32>
       func.return %v : tensor<f32>
@@ -177,7 +178,7 @@ def test_operand_roles():
 def test_sizes_of_device_values_are_read_without_a_transfer():
     module = module_from('''
     func.func @f(%x: tensor<?xf32>) -> (tensor<i64>, tensor<?xf32>)
-        attributes {arg_devices = ["cuda"], result_devices = ["cpu", "cuda"]} {
+        attributes {lowering.arg_devices = ["cuda"], lowering.result_devices = ["cpu", "cuda"]} {
       %n = "tensor.shape_i"(%x) {axis = 0} : (tensor<?xf32>) -> tensor<i64>
       %zero = "tensor.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
       %z = "tensor.fill"(%x, %zero) : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
@@ -229,8 +230,11 @@ def test_location_of_values():
 def test_malformed_placement_attributes_are_errors_naming_them():
     module = module_from(SQUARE)
     set_devices(module, ["cpu", "cpu"], ["cpu"])
-    with pytest.raises(PassError, match=r"@sq: arg_devices has 2 entries for 1 argument"):
+    with pytest.raises(VerifyError, match=r"func.func @sq: lowering.arg_devices: 2 entries for "
+                                          r"the function's 1 arguments"):
         PassManager("place-on-device").run(module)
+    with pytest.raises(PassError, match=r"@sq: lowering.arg_devices: 2 entries"):
+        PassManager("place-on-device", verify_each=False).run(module)
 
 
 def test_functions_on_buffers_are_left_alone():

@@ -9,7 +9,7 @@
 // CHECK-NEXT:    func.return %h, %d, %e, %l
 func.func @round_trips(%h: tensor<?xf32>, %d: tensor<?xf32>)
     -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
-    attributes {arg_devices = ["cpu", "cuda"], result_devices = ["cpu", "cuda", "cuda", "cuda"]} {
+    attributes {lowering.arg_devices = ["cpu", "cuda"], lowering.result_devices = ["cpu", "cuda", "cuda", "cuda"]} {
   %0 = "gpu.to_device"(%h) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   %1 = "gpu.to_host"(%0) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
   %2 = "gpu.to_host"(%d) {context = "cuda"} : (tensor<?xf32>) -> tensor<?xf32>
@@ -26,7 +26,7 @@ func.func @round_trips(%h: tensor<?xf32>, %d: tensor<?xf32>)
 // CHECK-NEXT:    %[[D:.*]] = "gpu.to_device"(%[[H]]) {context = "dev1"}
 // CHECK-NEXT:    func.return %[[D]]
 func.func @two_contexts(%d: tensor<?xf32>) -> tensor<?xf32>
-    attributes {arg_devices = ["dev0"], result_devices = ["dev1"]} {
+    attributes {lowering.arg_devices = ["dev0"], lowering.result_devices = ["dev1"]} {
   %0 = "gpu.to_host"(%d) {context = "dev0"} : (tensor<?xf32>) -> tensor<?xf32>
   %1 = "gpu.to_device"(%0) {context = "dev1"} : (tensor<?xf32>) -> tensor<?xf32>
   func.return %1 : tensor<?xf32>

@@ -4,13 +4,13 @@
 // buffer: no allocation, no result, and w's type is contiguous (the caller passes it so).
 // CHECK-LABEL: func.func @update
 // CHECK-SAME:  (%w: !loops.buffer<?xf32>, %g: !loops.buffer<?xf32, strides=[?], offset=?>)
-// CHECK-SAME:  attributes {updated_in_place = {{\[\[}}0 : i64, 0 : i64]]}
+// CHECK-SAME:  attributes {lowering.updated_in_place = {{\[\[}}0 : i64, 0 : i64]]}
 // CHECK-NOT:   loops.alloc
 // CHECK:       loops.store %d, %w[%i]
 // CHECK:       func.return{{$}}
 func.func @update(%w: !loops.buffer<?xf32, strides=[?], offset=?>,
                   %g: !loops.buffer<?xf32, strides=[?], offset=?>) -> !loops.buffer<?xf32>
-    attributes {shared_updates = [[0, 0]]} {
+    attributes {lowering.shared_updates = [[0, 0]]} {
   %c0 = "scalar.constant"() {value = 0 : index} : () -> index
   %c1 = "scalar.constant"() {value = 1 : index} : () -> index
   %n = loops.dim %w, 0 : !loops.buffer<?xf32, strides=[?], offset=?>
@@ -58,7 +58,7 @@ func.func @temporary(%x: !loops.buffer<?xf32>) -> !loops.buffer<?xf32> {
 
 // At the tensor level the pass only allows the CPU pipeline to work in place.
 // CHECK-LABEL: func.func @tensor_level
-// CHECK-SAME:  attributes {allow_inplace = unit}
+// CHECK-SAME:  attributes {lowering.allow_inplace = unit}
 func.func @tensor_level(%x: tensor<?xf32>) -> tensor<?xf32> {
   %y = "tensor.exp"(%x) : (tensor<?xf32>) -> tensor<?xf32>
   func.return %y : tensor<?xf32>

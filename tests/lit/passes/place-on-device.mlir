@@ -21,7 +21,7 @@ func.func @square(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NEXT:    %b = "tensor.sqr"(%[[D]]) {device = "cuda"}
 // CHECK-NEXT:    func.return %b
 func.func @square_kept(%a: tensor<?x?xf32>) -> tensor<?x?xf32>
-    attributes {result_devices = ["cuda"]} {
+    attributes {lowering.result_devices = ["cuda"]} {
   %b = "tensor.sqr"(%a) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   func.return %b : tensor<?x?xf32>
 }
@@ -38,7 +38,7 @@ func.func @square_kept(%a: tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK-NEXT:    %e = "tensor.mul"(%d, %[[G2]]) {device = "cuda"}
 // CHECK-NEXT:    func.return %e, %m :
 func.func @update(%w: tensor<?xf32>, %g: tensor<?xf32>) -> (tensor<?xf32>, tensor<i64>)
-    attributes {arg_devices = ["cuda", "cpu"], result_devices = ["cuda", "cpu"]} {
+    attributes {lowering.arg_devices = ["cuda", "cpu"], lowering.result_devices = ["cuda", "cpu"]} {
   %n = "tensor.shape_i"(%w) {axis = 0} : (tensor<?xf32>) -> tensor<i64>
   %m = "tensor.mul"(%n, %n) : (tensor<i64>, tensor<i64>) -> tensor<i64>
   %d = "tensor.sub"(%w, %g) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
