@@ -281,7 +281,7 @@ def round(a, mode: str | None = None) -> TensorVariable:  # noqa: A001
 
     >>> from lowering.frontend.constructors import dvector
     >>> x = dvector("x")
-    >>> round(x).owner.op.name, round(x, "half_away_from_zero").owner.op.name
+    >>> round(x).value.op.name, round(x, "half_away_from_zero").value.op.name
     ('tensor.round', 'tensor.round_half_away_from_zero')
     """
     try:
