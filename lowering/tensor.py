@@ -23,7 +23,8 @@ from lowering.frontend.elemwise import (abs, abs_, add, and_, arccos, arccosh, a
                                         cos, cosh, eq, erf, exp, exp2, expm1, floor, floor_div, ge,
                                         gt, int_div, inv, invert, isinf, isnan, le, log, log1p,
                                         log2, log10, lt, maximum, minimum, mod, mul, neg, neq, or_,
-                                        pow, reciprocal, round, round_half_to_even, sgn, sigmoid,
+                                        pow, reciprocal, round, round_half_away_from_zero,
+                                        round_half_to_even, sgn, sigmoid,
                                         sign, sin, sinh, softplus, sqr, sqrt, sub, switch, tan,
                                         tanh, true_div, trunc, where, xor)
 from lowering.frontend.grad import grad  # noqa: F401

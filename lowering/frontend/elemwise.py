@@ -267,8 +267,29 @@ softplus = _unary("softplus", "softplus", "log(1 + exp(x)), without overflow.")
 erf = _unary("erf", "erf", "The error function.")
 floor = _unary("floor", "floor", "Largest integer <= x (as a float).")
 ceil = _unary("ceil", "ceil", "Smallest integer >= x (as a float).")
-round = _unary("round", "round", "Nearest integer, halves to even (as a float).")  # noqa: A001
-round_half_to_even = round
+round_half_to_even = _unary("round", "round_half_to_even",
+                            "Nearest integer, halves to even (as a float).")
+round_half_away_from_zero = _unary("round_half_away_from_zero", "round_half_away_from_zero",
+                                   "Nearest integer, halves away from zero (as a float).")
+_ROUNDING_MODES = {"half_to_even": round_half_to_even,
+                   "half_away_from_zero": round_half_away_from_zero}
+
+
+def round(a, mode: str | None = None) -> TensorVariable:  # noqa: A001
+    """The nearest integer of each element (as a float); ``mode`` says where halves go:
+    ``"half_to_even"`` (the default, as NumPy) or ``"half_away_from_zero"`` (as C's ``round``).
+
+    >>> from lowering.frontend.constructors import dvector
+    >>> x = dvector("x")
+    >>> round(x).value.op.name, round(x, "half_away_from_zero").value.op.name
+    ('tensor.round', 'tensor.round_half_away_from_zero')
+    """
+    try:
+        return _ROUNDING_MODES["half_to_even" if mode is None else mode](a)
+    except KeyError:
+        raise ValueError(f"round: mode {mode!r} is not one of "
+                         f"{', '.join(map(repr, _ROUNDING_MODES))}") from None
+
 trunc = _unary("trunc", "trunc", "x rounded toward zero (as a float).")
 invert = _unary("not", "invert", "Logical not of booleans, bitwise not of integers.")
 bitwise_not = invert

@@ -57,7 +57,8 @@ MATH = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "
         "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
         "softplus", "erf", "arctan2"}
 _ROUNDING = {"floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
-             "round": "llvm.roundeven", "sqrt": "llvm.sqrt"}
+             "round": "llvm.roundeven", "round_half_away_from_zero": "llvm.round",
+             "sqrt": "llvm.sqrt"}
 _FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 

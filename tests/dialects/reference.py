@@ -13,7 +13,7 @@ import numpy as np
 UNARY = ["neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
          "sqr", "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
          "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid", "softplus", "erf", "floor", "ceil",
-         "round", "trunc", "not", "isnan", "isinf"]
+         "round", "round_half_away_from_zero", "trunc", "not", "isnan", "isinf"]
 BINARY = ["add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum", "arctan2",
           "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor"]
 TERNARY = ["select", "clip"]
@@ -28,14 +28,15 @@ ALL_DTYPES = FLOATS + INTS + ["bool"]
 FLOAT_FUNCTIONS = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "reciprocal",
                    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
                    "arcsinh", "arccosh", "arctanh", "sigmoid", "softplus", "erf", "floor", "ceil",
-                   "round", "trunc", "div", "arctan2"}
+                   "round", "round_half_away_from_zero", "trunc", "div", "arctan2"}
 ARITH = {"neg", "abs", "sign", "sqr", "add", "sub", "mul", "floordiv", "mod", "pow", "maximum",
          "minimum", "clip"}
 LOGICAL = {"not", "and", "or", "xor"}
 COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
 PREDICATE = {"isnan", "isinf"}
-NOT_DIFFERENTIABLE = LOGICAL | COMPARE | PREDICATE | {"floor", "ceil", "round", "trunc", "sign",
-                                                      "floordiv"}
+PIECEWISE_CONSTANT = {"floor", "ceil", "round", "round_half_away_from_zero", "trunc", "sign",
+                      "floordiv"}
+NOT_DIFFERENTIABLE = LOGICAL | COMPARE | PREDICATE | PIECEWISE_CONSTANT
 
 
 def accepted_dtypes(short: str) -> list[str]:
@@ -101,6 +102,12 @@ def _sigmoid(x):
         return 1.0 / (1.0 + np.exp(-x))
 
 
+def _round_half_away_from_zero(x):
+    # C's round, which NumPy lacks; x - trunc(x) is exact, where x + 0.5 may round up.
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+
+
 def _softplus(x):
     return np.where(x > 30, x, np.log1p(np.exp(np.minimum(x, 30))))
 
@@ -115,6 +122,7 @@ FLOAT_REFERENCE = {
     "arctanh": np.arctanh, "sigmoid": _sigmoid, "softplus": _softplus,
     "erf": np.vectorize(math.erf, otypes=[np.float64]),
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "round_half_away_from_zero": _round_half_away_from_zero,
     "isnan": np.isnan, "isinf": np.isinf,
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": lambda a, b: a / b,
     "floordiv": np.floor_divide, "mod": np.mod, "pow": np.power, "maximum": np.maximum,

@@ -146,6 +146,7 @@ def _entry(ptx: str, name: str) -> str:
     ("f64", "div", ["div.rn.f64"]),
     ("f64", "sqrt", ["sqrt.rn.f64"]),
     ("f32", "round", ["cvt.rni.f32.f32"]),
+    ("f32", "round_half_away_from_zero", ["cvt.rzi.f32.f32"]),  # trunc(x ± 0.5), small x kept
     ("f32", "mul", ["mul.rn.f32"]),            # .rn: ptxas may not fuse it into an fma
     ("f16", "add", ["add.rn.f16"]),          # f32 then rounded: the half sum, exactly
     ("f16", "exp", ["cvt.f32.f16", "cvt.rn.f16.f32"]),

@@ -51,6 +51,21 @@ def erf(x):
     return _erf(x.astype(np.float64)).astype(x.dtype, copy=False)
 
 
+def round_half_away_from_zero(x):
+    """The nearest integer, halves rounded away from zero (C's ``round``), in ``x``'s dtype.
+
+    ``x - trunc(x)`` is exact, so no value just below a half is rounded up by an addition.
+
+    >>> import numpy as np
+    >>> round_half_away_from_zero(np.array([-2.5, -0.5, 0.5, 1.5, 0.49999999999999994])).tolist()
+    [-3.0, -1.0, 1.0, 2.0, 0.0]
+    """
+    x = np.asarray(x)
+    whole = np.trunc(x)
+    away = np.abs(x - whole) >= 0.5
+    return np.where(away, whole + np.sign(x), whole).astype(x.dtype, copy=False)
+
+
 def power(x, y):
     """``x ** y`` with NumPy's semantics for floats and wrapping integer semantics for ints.
 

@@ -284,7 +284,8 @@ def _binary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str, comm
 _CLASS_NAMES = {"floordiv": "FloorDiv", "arcsin": "ArcSin", "arccos": "ArcCos", "arctan": "ArcTan",
                 "arcsinh": "ArcSinh", "arccosh": "ArcCosh", "arctanh": "ArcTanh",
                 "arctan2": "ArcTan2", "isnan": "IsNan", "isinf": "IsInf", "expm1": "ExpM1",
-                "log1p": "Log1p", "softplus": "Softplus"}
+                "log1p": "Log1p", "softplus": "Softplus",
+                "round_half_away_from_zero": "RoundHalfAwayFromZero"}
 
 
 def _class_name(name: str) -> str:
@@ -331,6 +332,9 @@ FloorOp = _unary("scalar.floor", "float", np.floor, False, "Largest integer <= x
 CeilOp = _unary("scalar.ceil", "float", np.ceil, False, "Smallest integer >= x, as a float.")
 RoundOp = _unary("scalar.round", "float", np.rint, False,
                  "Nearest integer, halves to even (numpy.round), as a float.")
+RoundHalfAwayFromZeroOp = _unary("scalar.round_half_away_from_zero", "float",
+                                 fn.round_half_away_from_zero, False,
+                                 "Nearest integer, halves away from zero (C's round), as a float.")
 TruncOp = _unary("scalar.trunc", "float", np.trunc, False, "x rounded toward zero, as a float.")
 NotOp = _unary("scalar.not", "logical", np.invert, False,
                "Logical not on i1, bitwise invert on integers.")

@@ -239,6 +239,7 @@ ErfOp = _unary(scalar.ErfOp, lambda e, gz, x, y: e.mul(
 FloorOp = _unary(scalar.FloorOp, _zero)
 CeilOp = _unary(scalar.CeilOp, _zero)
 RoundOp = _unary(scalar.RoundOp, _zero)
+RoundHalfAwayFromZeroOp = _unary(scalar.RoundHalfAwayFromZeroOp, _zero)
 TruncOp = _unary(scalar.TruncOp, _zero)
 NotOp = _unary(scalar.NotOp)
 IsNanOp = _unary(scalar.IsNanOp)
