@@ -46,7 +46,7 @@ def describe(cls) -> str:
     if cls._region_fields:
         lines.append("- regions: " + ", ".join(f"`{f.name}`" for f in cls._region_fields))
     if cls.traits:
-        lines.append("- traits: " + ", ".join(sorted(cls.traits)))
+        lines.append("- traits: " + ", ".join(map(str, sorted(cls.traits))))
     has = [what for what, ok in (
         ("verifier", _overrides(cls, "verify_")), ("folding", _overrides(cls, "fold")),
         ("canonicalization", _overrides(cls, "canonicalization_patterns")),

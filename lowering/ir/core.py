@@ -27,7 +27,10 @@ import itertools
 from typing import Any, ClassVar, Iterable, Iterator
 
 from .attributes import Attribute, to_attribute
+from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
+from .traits import (COMMUTATIVE, ELEMENTWISE, ISOLATED, PURE, SYMBOL,  # noqa: F401
+                     TERMINATOR, MemoryEffects, Trait)
 from .types import Type
 
 
@@ -142,9 +145,13 @@ class _Field:
 
 
 class operand(_Field):
-    """One operand."""
+    """One operand; ``constraint`` says which types it accepts (see ``constraints``)."""
     kind = "operand"
     variadic = False
+
+    def __init__(self, constraint: Any = AnyType):
+        super().__init__()
+        self.constraint = type_constraint(constraint)
 
     def __get__(self, op, owner=None):
         if op is None:
@@ -158,9 +165,13 @@ class var_operand(operand):
 
 
 class result(_Field):
-    """One result."""
+    """One result; ``constraint`` says which types it may have."""
     kind = "result"
     variadic = False
+
+    def __init__(self, constraint: Any = AnyType):
+        super().__init__()
+        self.constraint = type_constraint(constraint)
 
     def __get__(self, op, owner=None):
         if op is None:
@@ -189,13 +200,14 @@ _MISSING = object()
 class attr(_Field):
     """An attribute; reading it gives its plain value (``op.axis`` → ``1``).
 
-    ``kind_of`` is the Attribute class it must be; ``default`` makes it optional.
+    ``constraint`` is an Attribute class (or a tuple of them) it must be an instance of, or any
+    attribute constraint (``EnumAttr(("x", "y"))``); ``default`` makes it optional.
     """
     kind = "attr"
 
-    def __init__(self, kind_of: type | tuple = Attribute, default: Any = _MISSING):
+    def __init__(self, constraint: Any = Attribute, default: Any = _MISSING):
         super().__init__()
-        self.kind_of = kind_of
+        self.constraint = attribute_constraint(constraint)
         self.default = default
 
     @property
@@ -209,14 +221,6 @@ class attr(_Field):
         if a is None:
             return None if self.default is _MISSING else self.default
         return a.value
-
-
-# Traits an op class may declare.
-PURE = "pure"                  # no side effects: may be CSE'd, folded, erased when unused
-TERMINATOR = "terminator"      # must end its block
-ISOLATED = "isolated"          # regions may not use values defined outside (func.func)
-COMMUTATIVE = "commutative"
-SYMBOL = "symbol"              # has a sym_name
 
 
 OP_REGISTRY: dict[str, type["Operation"]] = {}
@@ -268,6 +272,8 @@ class Operation:
     _result_fields: ClassVar[tuple] = ()
     _region_fields: ClassVar[tuple] = ()
     _attr_fields: ClassVar[tuple] = ()
+    _typed_fields: ClassVar[tuple] = ()       # operand and result fields with a constraint
+    _verifying_traits: ClassVar[tuple] = ()   # traits with a ``verify`` rule
 
     __slots__ = ("operands", "results", "attributes", "regions", "location", "parent",
                  "prev_op", "next_op", "_operand_slices", "_result_slices", "_region_index",
@@ -288,6 +294,13 @@ class Operation:
         for group in (cls._operand_fields, cls._result_fields):
             if sum(f.variadic for f in group) > 1:
                 raise TypeError(f"{cls.__name__}: at most one variadic field of each kind")
+        cls._typed_fields = tuple(f for f in cls._operand_fields + cls._result_fields
+                                  if f.constraint is not AnyType)
+        cls._verifying_traits = tuple(t for t in cls.traits
+                                      if type(t).verify is not Trait.verify)
+        for trait in cls.traits:
+            if isinstance(trait, MemoryEffects):
+                trait.check_fields(cls)
 
     def __init__(self, operands: Iterable[Value] = (), result_types: Iterable[Type] = (),
                  attributes: dict[str, Any] | None = None, regions: Iterable["Region"] = (),
@@ -442,7 +455,8 @@ class Operation:
     # -- verification hooks ---------------------------------------------------------------
 
     def verify_structure(self) -> None:
-        """Counts of operands/results/regions and attribute kinds, from the typed fields."""
+        """What the op class declares: the counts of operands, results and regions, the
+        constraints of its fields and the rules of its traits."""
         cls = type(self)
         if cls is Operation:
             return
@@ -451,17 +465,26 @@ class Operation:
         if len(self.regions) != len(cls._region_fields):
             raise VerifyError(f"expected {len(cls._region_fields)} region(s), got {len(self.regions)}",
                               self)
+        env: dict = {}
+        for f in cls._typed_fields:
+            values = (self.operands[self._operand_slices[f.name]] if f.kind == "operand"
+                      else self.results[self._result_slices[f.name]])
+            if not f.variadic:
+                _check_constraint(self, f.constraint, values.type, env, f"the {f.name}")
+                continue
+            for index, v in enumerate(values):
+                _check_constraint(self, f.constraint, v.type, env, f"{f.name} #{index}")
         for f in cls._attr_fields:
             a = self.attributes.get(f.name)
             if a is None:
                 if not f.optional:
                     raise VerifyError(f"missing attribute '{f.name}'", self)
-            elif not isinstance(a, f.kind_of):
-                want = (f.kind_of.__name__ if isinstance(f.kind_of, type)
-                        else " or ".join(k.__name__ for k in f.kind_of))
-                raise VerifyError(f"attribute '{f.name}' must be {want}, got {a}", self)
-        if TERMINATOR in cls.traits and self.parent is not None and self.next_op is not None:
-            raise VerifyError("a terminator must be the last op of its block", self)
+            else:
+                _check_constraint(self, f.constraint, a, env, f"attribute '{f.name}'")
+        for trait in cls._verifying_traits:
+            message = trait.verify(self)
+            if message is not None:
+                raise VerifyError(message, self)
 
     def verify_(self) -> None:
         """The op's own checks; raise VerifyError. Overridden by op classes."""
@@ -493,6 +516,12 @@ def _field_slices(fields, count: int) -> dict[str, Any]:
             slices[f.name] = pos
             pos += 1
     return slices
+
+
+def _check_constraint(op, constraint, x, env: dict, what: str) -> None:
+    if not constraint.check(x, env):
+        raise VerifyError(f"{op.name}: {what} must be {constraint.describe(env)}, got "
+                          f"{constraint.show(x)}", op)
 
 
 def _check_count(op, what, fields, count):

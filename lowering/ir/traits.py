@@ -1,0 +1,204 @@
+"""Op traits: properties an op class declares in ``traits = frozenset({...})``, as objects.
+
+A trait is a small frozen value. Passes ask for one with ``PURE in op.traits`` (or, for a trait
+with parameters, ``get_trait(op, MemoryEffects)``); a trait may also verify the ops that carry it:
+``verify(op)`` returns what is wrong (the verifier raises it as a ``VerifyError`` at ``op``) or
+``None``. Dialects define their own traits the same way (the gpu dialect's placement traits).
+
+>>> str(PURE), PURE == Pure(), sorted([TERMINATOR, PURE])
+('pure', True, [Pure(), Terminator()])
+>>> str(HasParent(Pure)), str(MemoryEffects(reads=("buffer",)))
+('has_parent(pure)', 'memory_effects(reads=buffer)')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .types import TensorType
+
+
+@dataclass(frozen=True)
+class Trait:
+    """Base of op traits; ``str`` is the name the op reference lists."""
+
+    name = "trait"
+
+    def verify(self, op) -> str | None:
+        """What is wrong with ``op`` by this trait's rule, or None."""
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __lt__(self, other: "Trait") -> bool:
+        return str(self) < str(other)
+
+
+@dataclass(frozen=True)
+class Pure(Trait):
+    """No side effects: the op may be CSE'd, folded, erased when unused."""
+
+    name = "pure"
+
+
+@dataclass(frozen=True)
+class Commutative(Trait):
+    """The operands may be swapped (CSE compares them as a set)."""
+
+    name = "commutative"
+
+
+@dataclass(frozen=True)
+class Elementwise(Trait):
+    """The op applies one scalar function to each element of its tensor operands (with
+    broadcasting); every operand and result is a tensor."""
+
+    name = "elementwise"
+
+    def verify(self, op):
+        for what, values in (("operand", op.operands), ("result", op.results)):
+            for index, v in enumerate(values):
+                if not isinstance(v.type, TensorType):
+                    return f"{op.name}: {what} #{index} must be a tensor, got {v.type}"
+        return None
+
+
+@dataclass(frozen=True)
+class Terminator(Trait):
+    """The op ends its block."""
+
+    name = "terminator"
+
+    def verify(self, op):
+        if op.parent is not None and op.next_op is not None:
+            return "a terminator must be the last op of its block"
+        return None
+
+
+@dataclass(frozen=True)
+class IsolatedFromAbove(Trait):
+    """The op's regions may not use values defined outside it (``func.func``)."""
+
+    name = "isolated"
+
+
+@dataclass(frozen=True)
+class Symbol(Trait):
+    """The op defines a symbol named by its ``sym_name`` attribute."""
+
+    name = "symbol"
+
+
+@dataclass(frozen=True, init=False)
+class HasParent(Trait):
+    """The op sits directly in the region of one of ``parents`` (op classes).
+
+    An op not in a block yet (being built) is not checked.
+    """
+
+    parents: tuple[type, ...]
+
+    def __init__(self, *parents: type):
+        object.__setattr__(self, "parents", parents)
+
+    def verify(self, op):
+        parent = op.parent_op
+        if op.parent is None or isinstance(parent, self.parents):
+            return None
+        where = "outside any op" if parent is None else f"in {parent.name}"
+        return f"{op.name} must be directly inside {self._names()}, found {where}"
+
+    def _names(self) -> str:
+        return " or ".join(p.name for p in self.parents)
+
+    def __str__(self) -> str:
+        return f"has_parent({', '.join(self._names().split(' or '))})"
+
+
+@dataclass(frozen=True)
+class MemoryEffects(Trait):
+    """The shared memory the op touches: ``reads`` and ``writes`` name operand fields whose
+    buffers it reads and writes (an op with this trait touches no other memory).
+
+    >>> from lowering.ir.core import Operation, operand
+    >>> class Copy(Operation):
+    ...     name = "demo.copy"
+    ...     traits = frozenset({MemoryEffects(reads=("source",), writes=("target",))})
+    ...     source = operand()
+    ...     target = operand()
+    >>> fx = get_trait(Copy, MemoryEffects)
+    >>> fx.reads, fx.writes
+    (('source',), ('target',))
+    """
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    def read_values(self, op) -> list:
+        """The operands ``op`` reads from."""
+        return _field_values(op, self.reads)
+
+    def written_values(self, op) -> list:
+        """The operands ``op`` writes to."""
+        return _field_values(op, self.writes)
+
+    def check_fields(self, op_class: type) -> None:
+        """Each named field must be an operand field of ``op_class``."""
+        fields = {f.name for f in op_class._operand_fields}
+        for name in self.reads + self.writes:
+            if name not in fields:
+                raise TypeError(f"{op_class.__name__}: memory effect on unknown operand field "
+                                f"{name!r}")
+
+    def __str__(self) -> str:
+        parts = [f"{k}={','.join(v)}" for k, v in (("reads", self.reads),
+                                                   ("writes", self.writes)) if v]
+        return f"memory_effects({', '.join(parts)})"
+
+
+def _field_values(op, names) -> list:
+    values = []
+    for name in names:
+        got = getattr(op, name)
+        values.extend(got if isinstance(got, list) else [got])
+    return values
+
+
+@dataclass(frozen=True)
+class SameOperandsAndResultType(Trait):
+    """Every operand and result has one type."""
+
+    name = "same_operands_and_result_type"
+
+    def verify(self, op):
+        types = [v.type for v in (*op.operands, *op.results)]
+        if any(t != types[0] for t in types[1:]):
+            return (f"{op.name}: operands and results must have one type, got "
+                    f"{', '.join(map(str, types))}")
+        return None
+
+
+def get_trait(op_or_class: Any, kind: type) -> Trait | None:
+    """The trait of class ``kind`` that an op (or op class) declares, or None.
+
+    >>> from lowering.ir.core import Operation
+    >>> class Demo(Operation):
+    ...     traits = frozenset({PURE})
+    >>> get_trait(Demo, Pure) is PURE, get_trait(Demo, Terminator)
+    (True, None)
+    """
+    for trait in op_or_class.traits:
+        if isinstance(trait, kind):
+            return trait
+    return None
+
+
+# The traits without parameters, by the names the rest of the code base imports.
+PURE = Pure()
+COMMUTATIVE = Commutative()
+ELEMENTWISE = Elementwise()
+TERMINATOR = Terminator()
+ISOLATED = IsolatedFromAbove()
+SYMBOL = Symbol()
+SAME_OPERANDS_AND_RESULT_TYPE = SameOperandsAndResultType()
