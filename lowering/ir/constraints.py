@@ -212,11 +212,17 @@ class ShapedOf(Constraint):
         text = self.what
         if self.rank is not None and (isinstance(self.rank, Is) or self.rank in env):
             text = f"rank-{self.rank.describe(env)} {text}"
-        if self.element is not AnyType:
+        if not _says_nothing(self.element, env):
             text += f" of {self.element.describe(env)}"
-        if self.shape is not None and self.shape in env:
-            text += f" of shape {self.shape.describe(env)}"
+        if isinstance(self.shape, ConstraintVar) and self.shape in env:
+            dims = "x".join("?" if d is None else str(d) for d in env[self.shape])
+            text += f" of shape {dims or '()'}"
         return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+def _says_nothing(constraint: Constraint, env: dict) -> bool:
+    return constraint is AnyType or (isinstance(constraint, ConstraintVar) and constraint not in env
+                                      and constraint.base is AnyType)
 
 
 def TensorOf(element: Any = AnyType, rank: Any = None, shape: Any = None) -> ShapedOf:
