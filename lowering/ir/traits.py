@@ -90,6 +90,21 @@ class Symbol(Trait):
     name = "symbol"
 
 
+@dataclass(frozen=True)
+class SymbolTable(Trait):
+    """The op's regions define symbols (ops with the Symbol trait), each name at most once."""
+
+    name = "symbol_table"
+
+    def verify(self, op):
+        names = [inner.get_attr("sym_name") for reg in op.regions for block in reg.blocks
+                 for inner in block.ops if SYMBOL in inner.traits]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            return f"symbol defined twice: {', '.join(sorted(dup))}"
+        return None
+
+
 @dataclass(frozen=True, init=False)
 class HasParent(Trait):
     """The op sits directly in the region of one of ``parents`` (op classes).
@@ -201,4 +216,5 @@ ELEMENTWISE = Elementwise()
 TERMINATOR = Terminator()
 ISOLATED = IsolatedFromAbove()
 SYMBOL = Symbol()
+SYMBOL_TABLE = SymbolTable()
 SAME_OPERANDS_AND_RESULT_TYPE = SameOperandsAndResultType()
