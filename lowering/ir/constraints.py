@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .attributes import Attribute, StringAttr, TypeAttr
+from .attributes import ArrayAttr, Attribute, StringAttr, TypeAttr
 from .types import FunctionType, ScalarType, TensorType, Type
 
 
@@ -256,6 +256,20 @@ class EnumAttr(Constraint):
 
     def show(self, x):
         return repr(x.value) if isinstance(x, StringAttr) else str(x)
+
+
+class ArrayAttrOf(Constraint):
+    """An array attribute each of whose entries fits ``element`` (an Attribute class or a
+    constraint): ``ArrayAttrOf(IntAttr)``."""
+
+    def __init__(self, element: Any):
+        self.element = attribute_constraint(element)
+
+    def check(self, x, env):
+        return isinstance(x, ArrayAttr) and all(self.element.check(e, env) for e in x.data)
+
+    def describe(self, env):
+        return f"an array of {self.element.describe(env)}"
 
 
 class TypeAttrOf(Constraint):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import DenseAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
@@ -102,7 +103,7 @@ class ConstantOp(TensorOp):
 
     name = "tensor.constant"
     value = attr(DenseAttr)
-    result = result()
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, array, type: TensorType | None = None, location=None) -> "ConstantOp":
@@ -111,10 +112,9 @@ class ConstantOp(TensorOp):
                           location=location)
 
     def verify_(self):
+        # The result type relates to the attribute's value: its element type, a shape it fits.
         t = self.result.type
         dense = self.attributes["value"]
-        if not isinstance(t, TensorType):
-            raise VerifyError("tensor.constant must produce a tensor", self)
         if t.element != dense.type.element:
             raise VerifyError(f"value element type {dense.type.element} differs from result {t}", self)
         if not t.accepts_shape(dense.array.shape):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
@@ -85,12 +86,12 @@ def _gemm_type(ct: TensorType, alpha: TensorType, at: TensorType, bt: TensorType
 class _ScaledProductOp(TensorOp):
     """Shared parts of gemv and gemm: ``acc`` accumulates ``alpha * (lhs @ rhs)``."""
 
-    acc = operand()
-    alpha = operand()
-    lhs = operand()
-    rhs = operand()
-    beta = operand()
-    result = result()
+    acc = operand(AnyTensor)
+    alpha = operand(AnyTensor)
+    lhs = operand(AnyTensor)
+    rhs = operand(AnyTensor)
+    beta = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @staticmethod
     def infer(*types) -> TensorType:  # pragma: no cover - overridden
@@ -106,7 +107,7 @@ class _ScaledProductOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = self.infer(*[tensor_of(v) for v in self.operands])
+            expected = self.infer(*[v.type for v in self.operands])
         check_result_type(self, expected)
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, IntAttr, StringAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
@@ -364,9 +365,9 @@ class _IndexingOp(TensorOp):
 
 
 class _ReadOp(_IndexingOp):
-    input = operand()
-    indices = var_operand()
-    result = result()
+    input = operand(AnyTensor)
+    indices = var_operand(AnyTensor)
+    result = result(AnyTensor)
     spec = attr(ArrayAttr)
 
     @classmethod
@@ -383,10 +384,10 @@ class _ReadOp(_IndexingOp):
 
 class _WriteOp(_IndexingOp):
     writes = True
-    input = operand()
-    value = operand()
-    indices = var_operand()
-    result = result()
+    input = operand(AnyTensor)
+    value = operand(AnyTensor)
+    indices = var_operand(AnyTensor)
+    result = result(AnyTensor)
     spec = attr(ArrayAttr)
 
     @classmethod

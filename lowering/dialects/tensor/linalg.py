@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
@@ -39,9 +40,9 @@ class DotOp(TensorOp):
     """``tensor.dot(a, b)``: contracts the last dim of ``a`` with the first of ``b``."""
 
     name = "tensor.dot"
-    lhs = operand()
-    rhs = operand()
-    result = result()
+    lhs = operand(AnyTensor)
+    rhs = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, a: Value, b: Value, location=None) -> "DotOp":
@@ -51,7 +52,7 @@ class DotOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _dot_type(tensor_of(self.lhs), tensor_of(self.rhs))
+            expected = _dot_type(self.lhs.type, self.rhs.type)
         check_result_type(self, expected)
 
     def grad(self, output_grads):

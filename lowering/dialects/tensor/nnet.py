@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import IntAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
@@ -33,8 +34,8 @@ def _softmax_type(xt: TensorType, axis: int) -> TensorType:
 
 
 class _SoftmaxBase(TensorOp):
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
     axis = attr(IntAttr)
 
     @classmethod
@@ -46,7 +47,7 @@ class _SoftmaxBase(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _softmax_type(tensor_of(self.input), self.axis)
+            expected = _softmax_type(self.input.type, self.axis)
         check_result_type(self, expected)
 
     @property

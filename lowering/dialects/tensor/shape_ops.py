@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, DenseAttr, IntAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import OpResult, Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.sizes import check_allocation
@@ -225,8 +226,8 @@ class DimShuffleOp(TensorOp):
     """
 
     name = "tensor.dimshuffle"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
     pattern = attr(ArrayAttr)
 
     @classmethod
@@ -239,7 +240,7 @@ class DimShuffleOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _dimshuffle_type(tensor_of(self.input), self.pattern)
+            expected = _dimshuffle_type(self.input.type, self.pattern)
         check_result_type(self, expected)
 
     def grad(self, output_grads):
@@ -327,9 +328,9 @@ class ReshapeOp(TensorOp):
     """
 
     name = "tensor.reshape"
-    input = operand()
-    shape = operand()
-    result = result()
+    input = operand(AnyTensor)
+    shape = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, x: Value, shape, ndim: int | None = None, location=None) -> "ReshapeOp":
@@ -351,7 +352,7 @@ class ReshapeOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _reshape_type(tensor_of(self.input), self.shape)
+            expected = _reshape_type(self.input.type, self.shape)
         check_result_type(self, expected, value_dependent=True)
 
     def grad(self, output_grads):
@@ -397,8 +398,8 @@ class ShapeOp(TensorOp):
     """
 
     name = "tensor.shape"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, x: Value, location=None) -> "ShapeOp":
@@ -408,7 +409,7 @@ class ShapeOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            check_result_type(self, TensorType((tensor_of(self.input).rank,), I64))
+            check_result_type(self, TensorType((self.input.type.rank,), I64))
 
     def fold(self):
         shape = self.input.type.shape
@@ -437,8 +438,8 @@ class ShapeIOp(TensorOp):
     """
 
     name = "tensor.shape_i"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(TensorType((), I64))
     axis = attr(IntAttr)
 
     @classmethod
@@ -451,11 +452,10 @@ class ShapeIOp(TensorOp):
         return cls.create([x], [TensorType((), I64)], {"axis": IntAttr(axis)}, location=location)
 
     def verify_(self):
-        with op_errors(self.name, self):
-            rank = tensor_of(self.input).rank
-            if not 0 <= self.axis < rank:
-                raise VerifyError(f"axis {self.axis} is out of range for a tensor of rank {rank}")
-        check_result_type(self, TensorType((), I64))
+        rank = self.input.type.rank
+        if not 0 <= self.axis < rank:
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for a tensor of rank "
+                              f"{rank}", self)
 
     def fold(self):
         size = self.input.type.shape[self.axis]
@@ -482,8 +482,8 @@ class MakeVectorOp(TensorOp):
     """
 
     name = "tensor.make_vector"
-    elements = var_operand()
-    result = result()
+    elements = var_operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, *elements: Value, dtype=None, location=None) -> "MakeVectorOp":
@@ -569,9 +569,9 @@ class AllocOp(TensorOp):
     """
 
     name = "tensor.alloc"
-    value = operand()
-    dims = var_operand()
-    result = result()
+    value = operand(AnyTensor)
+    dims = var_operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, value: Value, *dims, location=None) -> "AllocOp":
@@ -583,7 +583,7 @@ class AllocOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _alloc_type(tensor_of(self.value), self.dims)
+            expected = _alloc_type(self.value.type, self.dims)
         check_result_type(self, expected, value_dependent=True)
 
     def grad(self, output_grads):
@@ -636,9 +636,9 @@ class FillOp(TensorOp):
     """
 
     name = "tensor.fill"
-    model = operand()
-    value = operand()
-    result = result()
+    model = operand(AnyTensor)
+    value = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, model: Value, value: Value, location=None) -> "FillOp":
@@ -648,7 +648,7 @@ class FillOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _fill_type(tensor_of(self.model), tensor_of(self.value))
+            expected = _fill_type(self.model.type, self.value.type)
         check_result_type(self, expected)
 
     def grad(self, output_grads):
@@ -749,10 +749,10 @@ class ArangeOp(TensorOp):
     """
 
     name = "tensor.arange"
-    start = operand()
-    stop = operand()
-    step = operand()
-    result = result()
+    start = operand(AnyTensor)
+    stop = operand(AnyTensor)
+    step = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, start: Value, stop: Value, step: Value, location=None) -> "ArangeOp":
@@ -820,8 +820,8 @@ class ConcatenateOp(TensorOp):
     """
 
     name = "tensor.concatenate"
-    inputs = var_operand()
-    result = result()
+    inputs = var_operand(AnyTensor)
+    result = result(AnyTensor)
     axis = attr(IntAttr)
 
     @classmethod
@@ -839,7 +839,7 @@ class ConcatenateOp(TensorOp):
 
     def verify_(self):
         with op_errors(self.name, self):
-            expected = _concatenate_type([tensor_of(x) for x in self.operands], self.axis)
+            expected = _concatenate_type([x.type for x in self.operands], self.axis)
         check_result_type(self, expected)
 
     def grad(self, output_grads):
