@@ -221,8 +221,8 @@ class ShapedOf(Constraint):
 
 
 def _says_nothing(constraint: Constraint, env: dict) -> bool:
-    return constraint is AnyType or (isinstance(constraint, ConstraintVar) and constraint not in env
-                                      and constraint.base is AnyType)
+    unbound = isinstance(constraint, ConstraintVar) and constraint not in env
+    return constraint is AnyType or (unbound and constraint.base is AnyType)
 
 
 def TensorOf(element: Any = AnyType, rank: Any = None, shape: Any = None) -> ShapedOf:

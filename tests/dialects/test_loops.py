@@ -609,7 +609,8 @@ VERIFIER_CASES = {
     "alloc size type": ([I64], lambda b, n: raw(b, AllocOp, [n], [B1]),
                         "sizes #0 must be index, got i64"),
     # dealloc
-    "dealloc of a scalar": ([F32], lambda b, x: raw(b, DeallocOp, [x]), "the buffer must be a buffer"),
+    "dealloc of a scalar": ([F32], lambda b, x: raw(b, DeallocOp, [x]),
+                            "the buffer must be a buffer"),
     # dim
     "dim of a scalar": ([F32], lambda b, x: raw(b, DimOp, [x], [INDEX], {"axis": 0}),
                         "the buffer must be a buffer, got f32"),
@@ -639,11 +640,13 @@ VERIFIER_CASES = {
                             "loops.store: the buffer must be a buffer"),
     # copy
     "copy element types": ([B1, buf((DYN,), F64)], lambda b, x, y: raw(b, CopyOp, [x, y]),
-                           r"the target must be a rank-1 buffer of f32 in space \"host\", got !loops.buffer<\?xf64>"),
+                           r'the target must be a rank-1 buffer of f32 in space "host", '
+                           r'got !loops.buffer<\?xf64>'),
     "copy memory spaces": ([B1, buf((DYN,), memory_space="device")],
                            lambda b, x, y: raw(b, CopyOp, [x, y]),
                            r'the target must be .* in space "host", got .*space="device"'),
-    "copy ranks": ([B1, B2], lambda b, x, y: raw(b, CopyOp, [x, y]), r"the target must be a rank-1 buffer .*, got !loops.buffer<\?x4xf32>"),
+    "copy ranks": ([B1, B2], lambda b, x, y: raw(b, CopyOp, [x, y]),
+                   r"the target must be a rank-1 buffer .*, got !loops.buffer<\?x4xf32>"),
     "copy static sizes": ([buf((DYN, 3)), B2], lambda b, x, y: raw(b, CopyOp, [x, y]),
                           "sizes differ in dimension 1: 3 and 4"),
     "copy from a scalar": ([F32, B1], lambda b, x, y: raw(b, CopyOp, [x, y]),
@@ -747,7 +750,8 @@ VERIFIER_CASES = {
         b, BroadcastViewOp, [x], [buf((DYN, 3), strides=(0, 1))]),
         r"expected 1 size operand\(s\), one per dimension broadcast to '\?', got 0"),
     "broadcast_view size type": ([buf((1,)), I32], lambda b, x, n: raw(
-        b, BroadcastViewOp, [x, n], [buf((DYN,), strides=(0,))]), "sizes #0 must be index, got i32"),
+        b, BroadcastViewOp, [x, n], [buf((DYN,), strides=(0,))]),
+        "sizes #0 must be index, got i32"),
     # for
     "for bound type": ([I64, INDEX], lambda b, n, i: raw(b, ForOp, [n, i, i], [],
                                                          regions=[loop_region([INDEX])]),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from lowering.ir.core import Operation
 from lowering.ir.traits import Trait
-from lowering.ir.types import INDEX, ScalarType, Type
+from lowering.ir.types import ScalarType, Type
 
 from lowering.dialects.loops.types import BufferType
 

@@ -37,7 +37,6 @@ class _IdOp(Operation):
                           location=location)
 
 
-
 @register_op
 class ThreadIdOp(_IdOp):
     """The thread's position in its block (threadIdx)."""

@@ -165,7 +165,6 @@ class ReturnOp(Operation):
         return cls.create(location=location)
 
 
-
 class _GridOp(Operation):
     """Base of the launches: grid sizes then block sizes, six ``index`` operands (x, y, z)."""
 

@@ -38,7 +38,6 @@ class SharedAllocOp(Operation):
         return cls.create(result_types=[t], location=location)
 
 
-
 @interpreter_rule("gpu.shared_alloc")
 def _shared_alloc(interp, op, args):
     t = op.result.type

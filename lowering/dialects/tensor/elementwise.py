@@ -23,7 +23,8 @@ import numpy as np
 
 from lowering.dialects import scalar
 from lowering.ir.attributes import TypeAttr
-from lowering.ir.core import ELEMENTWISE, PURE, Value, VerifyError, attr, operand, register_op, result
+from lowering.ir.core import (ELEMENTWISE, PURE, Value, VerifyError, attr, operand, register_op,
+                              result)
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import ScalarType, TensorType
 
@@ -179,7 +180,8 @@ def _define(base, scalar_op, partials=None):
     short = scalar_op.short
     doc = f"``tensor.{short}``, elementwise: {scalar_op.__doc__}"
     cls = type(scalar_op.__name__, (base,), {
-        "name": f"tensor.{short}", "scalar_op": scalar_op, "traits": scalar_op.traits | {ELEMENTWISE},
+        "name": f"tensor.{short}", "scalar_op": scalar_op,
+        "traits": scalar_op.traits | {ELEMENTWISE},
         "partials": staticmethod(partials) if partials else None, "__doc__": doc,
         "__module__": __name__})
     return register_op(cls)

@@ -454,8 +454,8 @@ class ShapeIOp(TensorOp):
     def verify_(self):
         rank = self.input.type.rank
         if not 0 <= self.axis < rank:
-            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for a tensor of rank "
-                              f"{rank}", self)
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for a tensor of "
+                              f"rank {rank}", self)
 
     def fold(self):
         size = self.input.type.shape[self.axis]

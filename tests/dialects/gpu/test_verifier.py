@@ -136,7 +136,8 @@ def test_transfer_types(op, message):
      "the target must be a contiguous buffer of f32 of shape 3 .*, got !loops.buffer<4xf32>"),
     ("!loops.buffer<3xf32>", '!loops.buffer<3xf32, space="shared">',
      'the target must be .* in space "host" or "device", got .*space="shared"'),
-    ("index", HOST, 'the source must be a contiguous buffer in space "host" or "device", got index'),
+    ("index", HOST,
+     'the source must be a contiguous buffer in space "host" or "device", got index'),
 ])
 def test_memcpy_operands(a, b, message):
     check_fails(module(f'"gpu.memcpy"(%a, %b) : ({a}, {b}) -> ()', host_args=(("a", a), ("b", b))),
@@ -274,7 +275,8 @@ def test_launch_structure_is_checked():
      '%s = "gpu.shared_alloc"() : () -> !loops.buffer<4xf32, space="shared">\n'
      '%i = "scalar.constant"() {value = 1 : i32} : () -> i32\n'
      '%o = "gpu.atomic_rmw"(%v, %s, %i) {kind = "min"} : '
-     '(f32, !loops.buffer<4xf32, space="shared">, i32) -> f32', "indices #0 must be index, got i32"),
+     '(f32, !loops.buffer<4xf32, space="shared">, i32) -> f32',
+     "indices #0 must be index, got i32"),
 ])
 def test_device_op_rules(op, message):
     check_fails(module("", kernels=kernel(op)), message)
