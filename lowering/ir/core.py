@@ -1,19 +1,24 @@
 """The dialect-agnostic IR: values with use-lists, operations, blocks and regions, op definitions.
 
-An op is defined as a short class with typed fields, in the style of xDSL::
+An op is defined as a short class with typed fields, in the style of xDSL's irdl and MLIR's ODS::
+
+    T = ConstraintVar("T", TensorOf(AnyFloat))
 
     @register_op
-    class ExpOp(Operation):
-        name = "tensor.exp"
-        traits = frozenset({PURE})
-        input = operand()
-        result = result()
+    class AddOp(Operation):
+        name = "demo.add"
+        traits = frozenset({PURE, COMMUTATIVE})
+        lhs = operand(T)                 # a float tensor; binds T
+        rhs = operand(T)                 # the same type
+        result = result(T)
+        mode = attr(EnumAttr(("wrap", "saturate")), default="wrap")
 
         def verify_(self):
-            ...
+            ...                          # only rules no constraint says
 
-The fields become properties (``op.input``, ``op.result``), and the structural verifier checks the
-numbers of operands, results and regions and the attributes' kinds before the op's own ``verify_``.
+The fields become properties (``op.lhs``, ``op.result``). The structural verifier
+(``verify_structure``) checks the numbers of operands, results and regions, each field's
+constraint (``constraints``) and each trait's rule (``traits``) before the op's own ``verify_``.
 
 >>> from lowering.ir.types import F32, TensorType
 >>> op = Operation(result_types=[TensorType((2,), F32)])
