@@ -301,7 +301,7 @@ class Operation:
                 raise TypeError(f"{cls.__name__}: at most one variadic field of each kind")
         cls._typed_fields = tuple(f for f in cls._operand_fields + cls._result_fields
                                   if f.constraint is not AnyType)
-        cls._verifying_traits = tuple(t for t in cls.traits
+        cls._verifying_traits = tuple(t for t in sorted(cls.traits)  # in a fixed order
                                       if type(t).verify is not Trait.verify)
         for trait in cls.traits:
             if isinstance(trait, MemoryEffects):

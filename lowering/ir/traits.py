@@ -12,17 +12,31 @@ with parameters, ``get_trait(op, MemoryEffects)``); a trait may also verify the 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .types import TensorType
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Trait:
     """Base of op traits; ``str`` is the name the op reference lists."""
 
     name = "trait"
+
+    def __post_init__(self):
+        # Traits are looked up in every op's trait set: the hash is computed once, and differs
+        # between trait classes.
+        object.__setattr__(self, "_hash", hash((type(self), self._key())))
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def verify(self, op) -> str | None:
         """What is wrong with ``op`` by this trait's rule, or None."""
@@ -35,21 +49,21 @@ class Trait:
         return str(self) < str(other)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pure(Trait):
     """No side effects: the op may be CSE'd, folded, erased when unused."""
 
     name = "pure"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Commutative(Trait):
     """The operands may be swapped (CSE compares them as a set)."""
 
     name = "commutative"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Elementwise(Trait):
     """The op applies one scalar function to each element of its tensor operands (with
     broadcasting); every operand and result is a tensor."""
@@ -64,7 +78,7 @@ class Elementwise(Trait):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Terminator(Trait):
     """The op ends its block."""
 
@@ -76,21 +90,21 @@ class Terminator(Trait):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class IsolatedFromAbove(Trait):
     """The op's regions may not use values defined outside it (``func.func``)."""
 
     name = "isolated"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Symbol(Trait):
     """The op defines a symbol named by its ``sym_name`` attribute."""
 
     name = "symbol"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SymbolTable(Trait):
     """The op's regions define symbols (ops with the Symbol trait), each name at most once."""
 
@@ -105,7 +119,7 @@ class SymbolTable(Trait):
         return None
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, eq=False, init=False)
 class HasParent(Trait):
     """The op sits directly in the region of one of ``parents`` (op classes).
 
@@ -116,6 +130,7 @@ class HasParent(Trait):
 
     def __init__(self, *parents: type):
         object.__setattr__(self, "parents", parents)
+        self.__post_init__()
 
     def verify(self, op):
         parent = op.parent_op
@@ -131,7 +146,7 @@ class HasParent(Trait):
         return f"has_parent({', '.join(self._names().split(' or '))})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MemoryEffects(Trait):
     """The shared memory the op touches: ``reads`` and ``writes`` name operand fields whose
     buffers it reads and writes (an op with this trait touches no other memory).
@@ -180,7 +195,7 @@ def _field_values(op, names) -> list:
     return values
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SameOperandsAndResultType(Trait):
     """Every operand and result has one type."""
 

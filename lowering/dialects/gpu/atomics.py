@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import StringAttr
-from lowering.ir.constraints import AnyScalar, ConstraintVar, EnumAttr, Index
+from lowering.ir.constraints import EnumAttr, Index
 from lowering.ir.core import (Operation, Value, VerifyError, attr, operand, register_op, result,
                               var_operand)
 from lowering.ir.interpreter import interpreter_rule
 
-from lowering.dialects.loops.constraints import BufferOf
+from lowering.dialects.loops.constraints import ELEMENT, BufferOf
 from lowering.dialects.loops.runtime import as_buffer, as_index, index_error
 from lowering.dialects.loops.types import BufferType
 
@@ -39,9 +39,6 @@ COMBINE = {
     "exch": lambda old, value: value,
 }
 ATOMIC_KINDS = tuple(COMBINE)
-# The element type shared by the buffer, the value and the result.
-_ELEMENT = ConstraintVar("element", AnyScalar)
-
 
 @register_op
 class AtomicRmwOp(Operation):
@@ -49,11 +46,11 @@ class AtomicRmwOp(Operation):
 
     name = "gpu.atomic_rmw"
     traits = frozenset({IN_KERNEL})
-    value = operand(_ELEMENT)
-    buffer = operand(BufferOf(_ELEMENT, space=("device", "shared")))
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT, space=("device", "shared")))
     indices = var_operand(Index)
     kind = attr(EnumAttr(ATOMIC_KINDS))
-    result = result(_ELEMENT)
+    result = result(ELEMENT)
 
     @classmethod
     def build(cls, kind: str, value: Value, buffer: Value, indices=(),

@@ -33,7 +33,7 @@ def enclosing_kernel(op: Operation) -> Operation | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InKernel(Trait):
     """The op runs on the device: it must be nested in a gpu.func or a gpu.launch.
 
@@ -49,7 +49,7 @@ class InKernel(Trait):
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OnHost(Trait):
     """The op runs on the host: it must not be nested in a kernel body."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lowering.ir.constraints import AnyOf, AnyType, Constraint, ConstraintVar, Is, ShapedOf
+from lowering.ir.constraints import AnyOf, AnyScalar, AnyType, Constraint, ConstraintVar, Is, ShapedOf
 
 from .types import BufferType
 
@@ -54,3 +54,6 @@ class BufferOf(ShapedOf):
 
 
 AnyBuffer = BufferOf()
+# The element type shared by a buffer and the scalars read from or written into it
+# (``BufferOf(ELEMENT)`` on the buffer, ``ELEMENT`` on the scalar).
+ELEMENT = ConstraintVar("element", AnyScalar)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import IntAttr
-from lowering.ir.constraints import AnyScalar, ConstraintVar, Index
+from lowering.ir.constraints import ConstraintVar, Index
 from lowering.ir.core import (PURE, Operation, VerifyError, attr, operand, register_op, result,
                               var_operand)
 from lowering.ir.traits import MemoryEffects
@@ -21,7 +21,7 @@ from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, INDEX, ScalarType
 
 from .checks import DYNAMIC, check_count, split_mixed
-from .constraints import AnyBuffer, BufferOf
+from .constraints import ELEMENT, AnyBuffer, BufferOf
 from .runtime import as_buffer, as_index, index_error, live_allocations, poison
 from .syntax import all_index, parse_index_list, well_formed
 from .types import BufferType
@@ -190,10 +190,6 @@ def _check_access(op, t: BufferType, indices) -> None:
     check_count(op, len(indices), t.rank, f"index operand(s) for a rank-{t.rank} buffer")
 
 
-# The element type shared by a buffer and the scalar loaded from or stored into it.
-_ELEMENT = ConstraintVar("element", AnyScalar)
-
-
 def _position(op, array: np.ndarray, args) -> tuple[int, ...]:
     # NumPy would wrap a negative index around; the loops dialect has no such thing.
     position = tuple(as_index(a) for a in args)
@@ -228,9 +224,9 @@ class LoadOp(Operation):
 
     name = "loops.load"
     traits = frozenset({MemoryEffects(reads=("buffer",))})
-    buffer = operand(BufferOf(_ELEMENT))
+    buffer = operand(BufferOf(ELEMENT))
     indices = var_operand(Index)
-    result = result(_ELEMENT)
+    result = result(ELEMENT)
 
     @classmethod
     def build(cls, buffer, indices=(), location=None) -> "LoadOp":
@@ -269,8 +265,8 @@ class StoreOp(Operation):
 
     name = "loops.store"
     traits = frozenset({MemoryEffects(writes=("buffer",))})
-    value = operand(_ELEMENT)
-    buffer = operand(BufferOf(_ELEMENT))
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT))
     indices = var_operand(Index)
 
     @classmethod
@@ -308,8 +304,7 @@ def _store(interp, op, args):
     return []
 
 
-# A copy keeps the element type, rank and memory space (transfers are gpu-dialect ops).
-_COPY_ELEMENT = ConstraintVar("element")
+# A copy keeps the rank and memory space (transfers are gpu-dialect ops), and the element type.
 _COPY_RANK = ConstraintVar("rank")
 _COPY_SPACE = ConstraintVar("space")
 
@@ -321,8 +316,8 @@ class CopyOp(Operation):
 
     name = "loops.copy"
     traits = frozenset({MemoryEffects(reads=("source",), writes=("target",))})
-    source = operand(BufferOf(_COPY_ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
-    target = operand(BufferOf(_COPY_ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
+    source = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
+    target = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
 
     @classmethod
     def build(cls, source, target, location=None) -> "CopyOp":
@@ -374,8 +369,8 @@ class FillOp(Operation):
 
     name = "loops.fill"
     traits = frozenset({MemoryEffects(writes=("buffer",))})
-    value = operand(_ELEMENT)
-    buffer = operand(BufferOf(_ELEMENT))
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT))
 
     @classmethod
     def build(cls, value, buffer, location=None) -> "FillOp":
