@@ -35,7 +35,7 @@ from .attributes import Attribute, to_attribute
 from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
 from .traits import (COMMUTATIVE, ELEMENTWISE, ISOLATED, PURE, SYMBOL,  # noqa: F401
-                     TERMINATOR, MemoryEffects, Trait)
+                     TERMINATOR, HasCanonicalizationPatterns, MemoryEffects, Trait, get_trait)
 from .types import Type
 
 
@@ -502,7 +502,9 @@ class Operation:
 
     @classmethod
     def canonicalization_patterns(cls) -> list:
-        return []
+        """The patterns the HasCanonicalizationPatterns trait finds for this class (or none)."""
+        trait = get_trait(cls, HasCanonicalizationPatterns)
+        return [] if trait is None else trait.patterns(cls)
 
     def __repr__(self):
         return f"<{self.name} at {self.location.short()}>"

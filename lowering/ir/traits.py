@@ -195,6 +195,30 @@ def _field_values(op, names) -> list:
     return values
 
 
+# Canonicalization patterns by op class, filled by ``add_canonicalization_pattern`` (patterns may
+# live away from the op definitions, as the tensor dialect's do in ``canonical.py``).
+CANONICALIZATION_PATTERNS: dict[type, list] = {}
+
+
+def add_canonicalization_pattern(op_class: type, pattern) -> None:
+    """Make ``pattern`` one of the canonicalization patterns of ``op_class`` and its subclasses
+    (those with the HasCanonicalizationPatterns trait hand them to ``canonicalize``)."""
+    patterns = CANONICALIZATION_PATTERNS.setdefault(op_class, [])
+    if pattern not in patterns:
+        patterns.append(pattern)
+
+
+@dataclass(frozen=True, eq=False)
+class HasCanonicalizationPatterns(Trait):
+    """The op class's canonicalization patterns are those added for it and for its bases
+    (``add_canonicalization_pattern``); ``Operation.canonicalization_patterns`` returns them."""
+
+    name = "canonicalization"
+
+    def patterns(self, op_class: type) -> list:
+        return [p for klass in op_class.__mro__ for p in CANONICALIZATION_PATTERNS.get(klass, ())]
+
+
 @dataclass(frozen=True, eq=False)
 class SameOperandsAndResultType(Trait):
     """Every operand and result has one type."""
@@ -233,3 +257,4 @@ ISOLATED = IsolatedFromAbove()
 SYMBOL = Symbol()
 SYMBOL_TABLE = SymbolTable()
 SAME_OPERANDS_AND_RESULT_TYPE = SameOperandsAndResultType()
+HAS_CANONICALIZATION_PATTERNS = HasCanonicalizationPatterns()

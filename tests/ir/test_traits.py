@@ -132,6 +132,35 @@ def test_memory_effects_name_operand_fields():
             source = operand()
 
 
+def test_canonicalization_patterns_come_through_the_trait():
+    from lowering.ir.patterns import rewrite_pattern
+    from lowering.ir.traits import (CANONICALIZATION_PATTERNS, HAS_CANONICALIZATION_PATTERNS,
+                                    add_canonicalization_pattern)
+
+    class Base(Operation):
+        name = "demo.base"
+        traits = frozenset({HAS_CANONICALIZATION_PATTERNS})
+
+    class Derived(Base):
+        name = "demo.derived"
+
+    class Plain(Operation):
+        name = "demo.plain"
+
+    on_base = rewrite_pattern(Base)(lambda op, rewriter: False)
+    on_derived = rewrite_pattern(Derived)(lambda op, rewriter: False)
+    try:
+        add_canonicalization_pattern(Base, on_base)
+        add_canonicalization_pattern(Derived, on_derived)
+        add_canonicalization_pattern(Plain, on_base)
+        assert Base.canonicalization_patterns() == [on_base]
+        assert Derived.canonicalization_patterns() == [on_derived, on_base]
+        assert Plain.canonicalization_patterns() == []  # no trait, no patterns
+    finally:
+        for cls in (Base, Derived, Plain):
+            CANONICALIZATION_PATTERNS.pop(cls)
+
+
 def test_a_trait_of_a_dialect_verifies_like_the_builtin_ones():
     class Named(Trait):
         name = "named"

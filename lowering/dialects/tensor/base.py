@@ -16,38 +16,24 @@ from lowering.ir.attributes import DenseAttr
 from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
 from lowering.ir.interpreter import interpreter_rule
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import TensorType
 
 
-# Canonicalization patterns by op class, filled by ``add_canonicalization_pattern`` (the patterns
-# live in ``canonical.py``, away from the op definitions); a class also gets its bases' patterns.
-_CANONICALIZATION_PATTERNS: dict[type, list] = {}
-
-
-def add_canonicalization_pattern(op_class: type, pattern) -> None:
-    """Make ``pattern`` one of the canonicalization patterns of ``op_class`` and its subclasses.
+class TensorOp(Operation):
+    """A pure op on tensors. Subclasses implement ``build`` and ``verify_``; their
+    canonicalization patterns live in ``canonical.py`` (``add_canonicalization_pattern``).
 
     >>> from lowering.ir.patterns import rewrite_pattern
+    >>> from lowering.ir.traits import CANONICALIZATION_PATTERNS, add_canonicalization_pattern
     >>> p = rewrite_pattern(ConstantOp)(lambda op, rewriter: False)
     >>> add_canonicalization_pattern(ConstantOp, p)
     >>> p in ConstantOp.canonicalization_patterns()
     True
-    >>> _CANONICALIZATION_PATTERNS[ConstantOp].remove(p)
+    >>> CANONICALIZATION_PATTERNS[ConstantOp].remove(p)
     """
-    patterns = _CANONICALIZATION_PATTERNS.setdefault(op_class, [])
-    if pattern not in patterns:
-        patterns.append(pattern)
 
-
-class TensorOp(Operation):
-    """A pure op on tensors. Subclasses implement ``build`` and ``verify_``."""
-
-    traits = frozenset({PURE})
-
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        """The patterns registered for this class and its bases (``add_canonicalization_pattern``)."""
-        return [p for klass in cls.__mro__ for p in _CANONICALIZATION_PATTERNS.get(klass, ())]
+    traits = frozenset({PURE, HAS_CANONICALIZATION_PATTERNS})
 
     # Folding evaluates the op's interpreter rule when every operand is a constant; results larger
     # than this stay computed at run time instead of bloating the module.
