@@ -35,7 +35,7 @@ from .attributes import Attribute, to_attribute
 from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
 from .traits import (COMMUTATIVE, ELEMENTWISE, ISOLATED, PURE, SYMBOL,  # noqa: F401
-                     TERMINATOR, HasCanonicalizationPatterns, MemoryEffects, Trait, get_trait)
+                     TERMINATOR, HasCanonicalizationPatterns, Trait, get_trait)
 from .types import Type
 
 
@@ -304,8 +304,7 @@ class Operation:
         cls._verifying_traits = tuple(t for t in sorted(cls.traits)  # in a fixed order
                                       if type(t).verify is not Trait.verify)
         for trait in cls.traits:
-            if isinstance(trait, MemoryEffects):
-                trait.check_fields(cls)
+            trait.check_op_class(cls)
 
     def __init__(self, operands: Iterable[Value] = (), result_types: Iterable[Type] = (),
                  attributes: dict[str, Any] | None = None, regions: Iterable["Region"] = (),

@@ -42,6 +42,9 @@ class Trait:
         """What is wrong with ``op`` by this trait's rule, or None."""
         return None
 
+    def check_op_class(self, op_class: type) -> None:
+        """Raise TypeError if ``op_class`` cannot carry this trait (when the class is defined)."""
+
     def __str__(self) -> str:
         return self.name
 
@@ -173,7 +176,7 @@ class MemoryEffects(Trait):
         """The operands ``op`` writes to."""
         return _field_values(op, self.writes)
 
-    def check_fields(self, op_class: type) -> None:
+    def check_op_class(self, op_class: type) -> None:
         """Each named field must be an operand field of ``op_class``."""
         fields = {f.name for f in op_class._operand_fields}
         for name in self.reads + self.writes:

@@ -325,8 +325,8 @@ def test_make_vector_rules():
     with pytest.raises(VerifyError, match="differs from the inferred tensor<2xf32>"):
         op.verify_()
     op = MakeVectorOp.create([a], [TensorType((), F32)])
-    with pytest.raises(VerifyError, match="must be a rank-1 tensor"):
-        op.verify_()
+    with pytest.raises(VerifyError, match="the result must be a rank-1 tensor, got tensor<f32>"):
+        op.verify_structure()
 
 
 def test_make_vector_grad_and_fold():

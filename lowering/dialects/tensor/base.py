@@ -10,6 +10,9 @@ that infers the result type from its operands (so the front end and rewrites nev
 """
 from __future__ import annotations
 
+import contextlib
+from typing import ClassVar
+
 import numpy as np
 
 from lowering.ir.attributes import DenseAttr
@@ -18,6 +21,41 @@ from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, re
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import TensorType
+
+
+@contextlib.contextmanager
+def op_errors(name: str, op=None):
+    """Prefix type errors raised inside the block with the op name and attach ``op`` to them.
+
+    >>> try:
+    ...     with op_errors("tensor.x"):
+    ...         raise VerifyError("bad axis")
+    ... except VerifyError as e:
+    ...     print(e)
+    tensor.x: bad axis
+    """
+    try:
+        yield
+    except VerifyError as exc:
+        message = exc.message if exc.message.startswith(name) else f"{name}: {exc.message}"
+        raise type(exc)(message, op if op is not None else exc.op) from None
+
+
+def check_result_type(op, expected: TensorType, value_dependent: bool = False) -> None:
+    """Verify that ``op``'s result has the inferred type.
+
+    With ``value_dependent`` a static size may stand where inference gives ``?`` and vice versa
+    (sizes computed from operand values), but two different static sizes are an error.
+    """
+    got = op.result.type
+    if not isinstance(got, TensorType):
+        raise VerifyError(f"{op.name}: result must be a tensor, got {got}", op)
+    same = got == expected
+    if value_dependent and not same:
+        same = (got.element == expected.element and got.rank == expected.rank
+                and all(a is None or b is None or a == b for a, b in zip(got.shape, expected.shape)))
+    if not same:
+        raise VerifyError(f"{op.name}: result type {got} differs from the inferred {expected}", op)
 
 
 class TensorOp(Operation):
@@ -34,6 +72,21 @@ class TensorOp(Operation):
     """
 
     traits = frozenset({PURE, HAS_CANONICALIZATION_PATTERNS})
+    # Whether the result may have a static size where inference gives '?' and vice versa (sizes
+    # computed from operand values): ``check_result_type``'s ``value_dependent``.
+    value_dependent_type: ClassVar[bool] = False
+
+    def inferred_type(self) -> TensorType | None:
+        """The result type that the operands and attributes give (raise VerifyError when they do
+        not go together); None for ops whose ``verify_`` checks their results themselves."""
+        return None
+
+    def verify_(self):
+        # Type inference, the one rule most tensor ops have beyond their field constraints.
+        with op_errors(self.name, self):
+            expected = self.inferred_type()
+        if expected is not None:
+            check_result_type(self, expected, self.value_dependent_type)
 
     # Folding evaluates the op's interpreter rule when every operand is a constant; results larger
     # than this stay computed at run time instead of bloating the module.

@@ -29,8 +29,8 @@ from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import interpreter_rule
 from lowering.ir.types import TensorType
 
-from .base import TensorOp
-from .shape_ops import check_result_type, fit_result, format_shape, op_errors
+from .base import TensorOp, op_errors
+from .shape_ops import fit_result, format_shape
 from .typing import ShapeError, tensor_of
 
 
@@ -105,10 +105,8 @@ class _ScaledProductOp(TensorOp):
             rtype = cls.infer(*[tensor_of(v) for v in operands])
         return cls.create(operands, [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = self.infer(*[v.type for v in self.operands])
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return self.infer(*[v.type for v in self.operands])
 
 
 @register_op
