@@ -17,16 +17,18 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import lowering.dialects  # noqa: E402,F401  (registers every op)
 from lowering.compile.op_support import (BACKENDS, dialect_of, has_gradient,  # noqa: E402
                                          has_pretty_form, support)
+from lowering.ir.constraints import AnyType  # noqa: E402
 from lowering.ir.context import default_context  # noqa: E402
 from lowering.ir.core import Operation  # noqa: E402
 
 TARGET = pathlib.Path(__file__).resolve().parent.parent / "docs" / "ops.md"
 
 
-def _kind_name(kind) -> str:
-    if isinstance(kind, tuple):
-        return " or ".join(k.__name__ for k in kind)
-    return kind.__name__
+def _fields(fields) -> str:
+    """```name`` (constraint)`` for each field; ``…`` marks a variadic one."""
+    return ", ".join(f"`{f.name}`" + ("…" if f.variadic else "")
+                     + ("" if f.constraint is AnyType else f" ({f.constraint})")
+                     for f in fields) or "none"
 
 
 def _overrides(cls, name: str) -> bool:
@@ -38,19 +40,17 @@ def describe(cls) -> str:
     doc = inspect.getdoc(cls) or ""
     if doc and doc != inspect.getdoc(Operation):
         lines += [doc.split("\n\n")[0].replace("\n", " "), ""]
-    ops = ", ".join(f"`{f.name}`" + ("…" if f.variadic else "") for f in cls._operand_fields) or "none"
-    res = ", ".join(f"`{f.name}`" + ("…" if f.variadic else "") for f in cls._result_fields) or "none"
-    lines.append(f"- operands: {ops}")
-    lines.append(f"- results: {res}")
+    lines.append(f"- operands: {_fields(cls._operand_fields)}")
+    lines.append(f"- results: {_fields(cls._result_fields)}")
     if cls._attr_fields:
         attrs = ", ".join(
-            f"`{f.name}` ({_kind_name(f.kind_of)}{', optional' if f.optional else ''})"
+            f"`{f.name}` ({f.constraint}{', optional' if f.optional else ''})"
             for f in cls._attr_fields)
         lines.append(f"- attributes: {attrs}")
     if cls._region_fields:
         lines.append("- regions: " + ", ".join(f"`{f.name}`" for f in cls._region_fields))
     if cls.traits:
-        lines.append("- traits: " + ", ".join(sorted(cls.traits)))
+        lines.append("- traits: " + ", ".join(map(str, sorted(cls.traits))))
     has = [what for what, ok in (
         ("verifier", _overrides(cls, "verify_")), ("folding", _overrides(cls, "fold")),
         ("canonicalization", _overrides(cls, "canonicalization_patterns"))) if ok]

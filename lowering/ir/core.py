@@ -1,19 +1,24 @@
 """The dialect-agnostic IR: values with use-lists, operations, blocks and regions, op definitions.
 
-An op is defined as a short class with typed fields, in the style of xDSL::
+An op is defined as a short class with typed fields, in the style of xDSL's irdl and MLIR's ODS::
+
+    T = ConstraintVar("T", TensorOf(AnyFloat))
 
     @register_op
-    class ExpOp(Operation):
-        name = "tensor.exp"
-        traits = frozenset({PURE})
-        input = operand()
-        result = result()
+    class AddOp(Operation):
+        name = "demo.add"
+        traits = frozenset({PURE, COMMUTATIVE})
+        lhs = operand(T)                 # a float tensor; binds T
+        rhs = operand(T)                 # the same type
+        result = result(T)
+        mode = attr(EnumAttr(("wrap", "saturate")), default="wrap")
 
         def verify_(self):
-            ...
+            ...                          # only rules no constraint says
 
-The fields become properties (``op.input``, ``op.result``), and the structural verifier checks the
-numbers of operands, results and regions and the attributes' kinds before the op's own ``verify_``.
+The fields become properties (``op.lhs``, ``op.result``). The structural verifier
+(``verify_structure``) checks the numbers of operands, results and regions, each field's
+constraint (``constraints``) and each trait's rule (``traits``) before the op's own ``verify_``.
 
 ``@register_op`` marks the class as an op definition: the ``Dialect`` of its package lists it, and a
 ``Context`` that loaded that dialect finds it by name (``lowering.ir.context``).
@@ -30,7 +35,10 @@ import itertools
 from typing import Any, ClassVar, Iterable, Iterator
 
 from .attributes import Attribute, to_attribute
+from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
+from .traits import (COMMUTATIVE, ELEMENTWISE, ISOLATED, PURE, SYMBOL,  # noqa: F401
+                     TERMINATOR, HasCanonicalizationPatterns, Trait, get_trait)
 from .types import Type
 
 
@@ -145,9 +153,13 @@ class _Field:
 
 
 class operand(_Field):
-    """One operand."""
+    """One operand; ``constraint`` says which types it accepts (see ``constraints``)."""
     kind = "operand"
     variadic = False
+
+    def __init__(self, constraint: Any = AnyType):
+        super().__init__()
+        self.constraint = type_constraint(constraint)
 
     def __get__(self, op, owner=None):
         if op is None:
@@ -161,9 +173,13 @@ class var_operand(operand):
 
 
 class result(_Field):
-    """One result."""
+    """One result; ``constraint`` says which types it may have."""
     kind = "result"
     variadic = False
+
+    def __init__(self, constraint: Any = AnyType):
+        super().__init__()
+        self.constraint = type_constraint(constraint)
 
     def __get__(self, op, owner=None):
         if op is None:
@@ -192,13 +208,14 @@ _MISSING = object()
 class attr(_Field):
     """An attribute; reading it gives its plain value (``op.axis`` → ``1``).
 
-    ``kind_of`` is the Attribute class it must be; ``default`` makes it optional.
+    ``constraint`` is an Attribute class (or a tuple of them) it must be an instance of, or any
+    attribute constraint (``EnumAttr(("x", "y"))``); ``default`` makes it optional.
     """
     kind = "attr"
 
-    def __init__(self, kind_of: type | tuple = Attribute, default: Any = _MISSING):
+    def __init__(self, constraint: Any = Attribute, default: Any = _MISSING):
         super().__init__()
-        self.kind_of = kind_of
+        self.constraint = attribute_constraint(constraint)
         self.default = default
 
     @property
@@ -212,14 +229,6 @@ class attr(_Field):
         if a is None:
             return None if self.default is _MISSING else self.default
         return a.value
-
-
-# Traits an op class may declare.
-PURE = "pure"                  # no side effects: may be CSE'd, folded, erased when unused
-TERMINATOR = "terminator"      # must end its block
-ISOLATED = "isolated"          # regions may not use values defined outside (func.func)
-COMMUTATIVE = "commutative"
-SYMBOL = "symbol"              # has a sym_name
 
 
 # Op definitions in the order they were made; each dialect collects its own
@@ -264,6 +273,8 @@ class Operation:
     _result_fields: ClassVar[tuple] = ()
     _region_fields: ClassVar[tuple] = ()
     _attr_fields: ClassVar[tuple] = ()
+    _typed_fields: ClassVar[tuple] = ()       # operand and result fields with a constraint
+    _verifying_traits: ClassVar[tuple] = ()   # traits with a ``verify`` rule
 
     __slots__ = ("operands", "results", "attributes", "regions", "location", "parent",
                  "prev_op", "next_op", "_operand_slices", "_result_slices", "_region_index",
@@ -284,6 +295,12 @@ class Operation:
         for group in (cls._operand_fields, cls._result_fields):
             if sum(f.variadic for f in group) > 1:
                 raise TypeError(f"{cls.__name__}: at most one variadic field of each kind")
+        cls._typed_fields = tuple(f for f in cls._operand_fields + cls._result_fields
+                                  if f.constraint is not AnyType)
+        cls._verifying_traits = tuple(t for t in sorted(cls.traits)  # in a fixed order
+                                      if type(t).verify is not Trait.verify)
+        for trait in cls.traits:
+            trait.check_op_class(cls)
 
     def __init__(self, operands: Iterable[Value] = (), result_types: Iterable[Type] = (),
                  attributes: dict[str, Any] | None = None, regions: Iterable["Region"] = (),
@@ -438,7 +455,8 @@ class Operation:
     # -- verification hooks ---------------------------------------------------------------
 
     def verify_structure(self) -> None:
-        """Counts of operands/results/regions and attribute kinds, from the typed fields."""
+        """What the op class declares: the counts of operands, results and regions, the
+        constraints of its fields and the rules of its traits."""
         cls = type(self)
         if cls is Operation:
             return
@@ -447,17 +465,26 @@ class Operation:
         if len(self.regions) != len(cls._region_fields):
             raise VerifyError(f"expected {len(cls._region_fields)} region(s), got {len(self.regions)}",
                               self)
+        env: dict = {}
+        for f in cls._typed_fields:
+            values = (self.operands[self._operand_slices[f.name]] if f.kind == "operand"
+                      else self.results[self._result_slices[f.name]])
+            if not f.variadic:
+                _check_constraint(self, f.constraint, values.type, env, f"the {f.name}")
+                continue
+            for index, v in enumerate(values):
+                _check_constraint(self, f.constraint, v.type, env, f"{f.name} #{index}")
         for f in cls._attr_fields:
             a = self.attributes.get(f.name)
             if a is None:
                 if not f.optional:
                     raise VerifyError(f"missing attribute '{f.name}'", self)
-            elif not isinstance(a, f.kind_of):
-                want = (f.kind_of.__name__ if isinstance(f.kind_of, type)
-                        else " or ".join(k.__name__ for k in f.kind_of))
-                raise VerifyError(f"attribute '{f.name}' must be {want}, got {a}", self)
-        if TERMINATOR in cls.traits and self.parent is not None and self.next_op is not None:
-            raise VerifyError("a terminator must be the last op of its block", self)
+            else:
+                _check_constraint(self, f.constraint, a, env, f"attribute '{f.name}'")
+        for trait in cls._verifying_traits:
+            message = trait.verify(self)
+            if message is not None:
+                raise VerifyError(message, self)
 
     def verify_(self) -> None:
         """The op's own checks; raise VerifyError. Overridden by op classes."""
@@ -470,7 +497,9 @@ class Operation:
 
     @classmethod
     def canonicalization_patterns(cls) -> list:
-        return []
+        """The patterns the HasCanonicalizationPatterns trait finds for this class (or none)."""
+        trait = get_trait(cls, HasCanonicalizationPatterns)
+        return [] if trait is None else trait.patterns(cls)
 
     def __repr__(self):
         return f"<{self.name} at {self.location.short()}>"
@@ -489,6 +518,12 @@ def _field_slices(fields, count: int) -> dict[str, Any]:
             slices[f.name] = pos
             pos += 1
     return slices
+
+
+def _check_constraint(op, constraint, x, env: dict, what: str) -> None:
+    if not constraint.check(x, env):
+        raise VerifyError(f"{op.name}: {what} must be {constraint.describe(env)}, got "
+                          f"{constraint.show(x)}", op)
 
 
 def _check_count(op, what, fields, count):

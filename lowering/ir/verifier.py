@@ -5,7 +5,7 @@
 """
 from __future__ import annotations
 
-from .core import ISOLATED, TERMINATOR, Block, Operation, Value, VerifyError
+from .core import ISOLATED, Block, Operation, Value, VerifyError
 from .dialect_attrs import verify_dialect_attributes
 
 
@@ -45,8 +45,6 @@ def _verify_block(block: Block, visible: set[Value]) -> None:
             added.append(arg)
     try:
         for op in block.ops:
-            if TERMINATOR in op.traits and op is not block.last_op:
-                raise VerifyError("a terminator must be the last op of its block", op)
             _verify_op(op, visible)
             for res in op.results:
                 visible.add(res)

@@ -56,6 +56,7 @@ from lowering.dialects.loops import (AllocOp, AssertOp, BroadcastViewOp, BufferT
                                      TransposeViewOp, YieldOp)
 from lowering.dialects.loops.views import ViewOp
 from lowering.ir.core import Block, Operation, OpResult, Value
+from lowering.ir.traits import MemoryEffects, get_trait
 
 # ---------------------------------------------------------------------------------------------
 # Aliases and accesses
@@ -156,21 +157,13 @@ def effects(op: Operation) -> Effects:
     """The memory ``op`` and everything nested in it read and write."""
     found = Effects()
     for inner in op.walk():
-        if isinstance(inner, LoadOp):
-            found.reads.add(root(inner.buffer))
-        elif isinstance(inner, StoreOp):
-            found.writes.add(root(inner.buffer))
-        elif isinstance(inner, CopyOp):
-            found.reads.add(root(inner.source))
-            found.writes.add(root(inner.target))
-        elif isinstance(inner, (FillOp, DeallocOp)):
-            found.writes.add(root(inner.buffer))
+        declared = get_trait(inner, MemoryEffects)  # loads, stores, copies, fills, deallocs
+        if declared is not None:
+            found.reads.update(root(v) for v in declared.read_values(inner))
+            found.writes.update(root(v) for v in declared.written_values(inner))
         elif isinstance(inner, TRANSFERS) and is_buffer(inner.input):
             found.reads.add(root(inner.input))
             found.writes.add(inner.result)  # fresh memory, written by the transfer
-        elif isinstance(inner, MemcpyOp):
-            found.reads.add(root(inner.source))
-            found.writes.add(root(inner.target))
         elif isinstance(inner, CallOp):
             written = _CALL_WRITES.get(inner.callee)
             for index, v in enumerate(inner.args):

@@ -599,61 +599,65 @@ def loop_region(arg_types, yield_values=None):
 VERIFIER_CASES = {
     # alloc
     "alloc result not a buffer": ([], lambda b: raw(b, AllocOp, [], [F32]),
-                                  "result must be a buffer"),
+                                  "the result must be a contiguous buffer with offset 0, got f32"),
     "alloc not contiguous": ([], lambda b: raw(b, AllocOp, [], [buf((2, 3), strides=(1, 2))]),
-                             "a fresh buffer is contiguous with offset 0"),
+                             "the result must be a contiguous buffer with offset 0"),
     "alloc with offset": ([], lambda b: raw(b, AllocOp, [], [buf((2,), offset=1)]),
-                          "a fresh buffer is contiguous with offset 0"),
+                          "the result must be a contiguous buffer with offset 0"),
     "alloc size count": ([INDEX], lambda b, n: raw(b, AllocOp, [n, n], [B1]),
                          r"expected 1 size operand\(s\), one per '\?', got 2"),
     "alloc size type": ([I64], lambda b, n: raw(b, AllocOp, [n], [B1]),
-                        "size #0 must be index, got i64"),
+                        "sizes #0 must be index, got i64"),
     # dealloc
-    "dealloc of a scalar": ([F32], lambda b, x: raw(b, DeallocOp, [x]), "operand must be a buffer"),
+    "dealloc of a scalar": ([F32], lambda b, x: raw(b, DeallocOp, [x]),
+                            "the buffer must be a buffer"),
     # dim
     "dim of a scalar": ([F32], lambda b, x: raw(b, DimOp, [x], [INDEX], {"axis": 0}),
-                        "operand must be a buffer, got f32"),
+                        "the buffer must be a buffer, got f32"),
     "dim axis out of range": ([B2], lambda b, x: raw(b, DimOp, [x], [INDEX], {"axis": 2}),
                               "axis 2 is out of range for rank 2"),
     "dim result type": ([B2], lambda b, x: raw(b, DimOp, [x], [I64], {"axis": 0}),
-                        "result type i64 should be index"),
+                        "loops.dim: the result must be index, got i64"),
     "dim axis attribute kind": ([B2], lambda b, x: raw(b, DimOp, [x], [INDEX], {"axis": "0"}),
                                 "attribute 'axis' must be IntAttr"),
     # load
     "load from a scalar": ([F32, INDEX], lambda b, x, i: raw(b, LoadOp, [x, i], [F32]),
-                           "operand #0 must be a buffer"),
+                           "loops.load: the buffer must be a buffer"),
     "load index count": ([B2, INDEX], lambda b, x, i: raw(b, LoadOp, [x, i], [F32]),
                          r"expected 2 index operand\(s\) for a rank-2 buffer, got 1"),
     "load index type": ([B1, I32], lambda b, x, i: raw(b, LoadOp, [x, i], [F32]),
-                        "index #0 must be index, got i32"),
+                        "indices #0 must be index, got i32"),
     "load result type": ([B1, INDEX], lambda b, x, i: raw(b, LoadOp, [x, i], [F64]),
-                         "result type f64 should be f32"),
+                         "the result must be f32, got f64"),
     # store
     "store value type": ([B1, F64, INDEX], lambda b, x, v, i: raw(b, StoreOp, [v, x, i]),
-                         "stored value has type f64, the buffer holds f32"),
+                         r"the buffer must be a buffer of f64, got !loops.buffer<\?xf32>"),
     "store index count": ([B1, F32], lambda b, x, v: raw(b, StoreOp, [v, x]),
                           r"expected 1 index operand\(s\)"),
     "store index type": ([B1, F32, F32], lambda b, x, v, i: raw(b, StoreOp, [v, x, i]),
-                         "index #0 must be index, got f32"),
+                         "indices #0 must be index, got f32"),
     "store into a scalar": ([F32, F32], lambda b, x, v: raw(b, StoreOp, [v, x]),
-                            "operand #1 must be a buffer"),
+                            "loops.store: the buffer must be a buffer"),
     # copy
     "copy element types": ([B1, buf((DYN,), F64)], lambda b, x, y: raw(b, CopyOp, [x, y]),
-                           "element types differ: f32 and f64"),
+                           r'the target must be a rank-1 buffer of f32 in space "host", '
+                           r'got !loops.buffer<\?xf64>'),
     "copy memory spaces": ([B1, buf((DYN,), memory_space="device")],
-                           lambda b, x, y: raw(b, CopyOp, [x, y]), "memory spaces differ"),
-    "copy ranks": ([B1, B2], lambda b, x, y: raw(b, CopyOp, [x, y]), "ranks differ: 1 and 2"),
+                           lambda b, x, y: raw(b, CopyOp, [x, y]),
+                           r'the target must be .* in space "host", got .*space="device"'),
+    "copy ranks": ([B1, B2], lambda b, x, y: raw(b, CopyOp, [x, y]),
+                   r"the target must be a rank-1 buffer .*, got !loops.buffer<\?x4xf32>"),
     "copy static sizes": ([buf((DYN, 3)), B2], lambda b, x, y: raw(b, CopyOp, [x, y]),
                           "sizes differ in dimension 1: 3 and 4"),
     "copy from a scalar": ([F32, B1], lambda b, x, y: raw(b, CopyOp, [x, y]),
                            "source must be a buffer"),
     "copy into a scalar": ([B1, F32], lambda b, x, y: raw(b, CopyOp, [x, y]),
-                           "target must be a buffer"),
+                           "the target must be a rank-1 buffer of f32 in space \"host\", got f32"),
     # fill
     "fill value type": ([B1, I32], lambda b, x, v: raw(b, FillOp, [v, x]),
-                        "fill value has type i32, the buffer holds f32"),
+                        r"the buffer must be a buffer of i32, got !loops.buffer<\?xf32>"),
     "fill a scalar": ([F32, F32], lambda b, x, v: raw(b, FillOp, [v, x]),
-                      "operand #1 must be a buffer"),
+                      "loops.fill: the buffer must be a buffer"),
     # subview
     "subview of a scalar": ([F32], lambda b, x: raw(b, SubviewOp, [x], [B1], _sv([0], [1], [1])),
                             "source must be a buffer"),
@@ -664,7 +668,7 @@ VERIFIER_CASES = {
                               r"expected 2 dynamic operand\(s\), one per DYNAMIC entry, got 1"),
     "subview dynamic type": ([B1, I64], lambda b, x, i: raw(b, SubviewOp, [x, i], [B1],
                                                              _sv([0], [DYNAMIC], [1])),
-                             "dynamic operand #0 must be index, got i64"),
+                             "dynamic #0 must be index, got i64"),
     "subview negative offset": ([B1], lambda b, x: raw(b, SubviewOp, [x], [buf((1,))],
                                                        _sv([-1], [1], [1])),
                                 "negative offset -1 in dimension 0"),
@@ -700,7 +704,7 @@ VERIFIER_CASES = {
     # reshape_view
     "reshape_view strided source": ([buf((DYN, 4), strides=(8, 1))],
                                     lambda b, x: raw(b, ReshapeViewOp, [x], [buf((8,))]),
-                                    "the source must be contiguous"),
+                                    "the source must be a contiguous buffer"),
     "reshape_view result not a buffer": ([B2], lambda b, x: raw(b, ReshapeViewOp, [x], [F32]),
                                          "result must be a buffer"),
     "reshape_view element type": ([buf((2, 4))],
@@ -713,7 +717,7 @@ VERIFIER_CASES = {
     "reshape_view size count": ([B2], lambda b, x: raw(b, ReshapeViewOp, [x], [B1]),
                                 r"expected 1 size operand\(s\), one per '\?', got 0"),
     "reshape_view size type": ([B2, I64], lambda b, x, n: raw(b, ReshapeViewOp, [x, n], [B1]),
-                               "size #0 must be index, got i64"),
+                               "sizes #0 must be index, got i64"),
     "reshape_view element count": ([buf((2, 4))],
                                    lambda b, x: raw(b, ReshapeViewOp, [x], [buf((3, 3))]),
                                    r"cannot view \(2, 4\) as \(3, 3\)"),
@@ -746,11 +750,12 @@ VERIFIER_CASES = {
         b, BroadcastViewOp, [x], [buf((DYN, 3), strides=(0, 1))]),
         r"expected 1 size operand\(s\), one per dimension broadcast to '\?', got 0"),
     "broadcast_view size type": ([buf((1,)), I32], lambda b, x, n: raw(
-        b, BroadcastViewOp, [x, n], [buf((DYN,), strides=(0,))]), "size #0 must be index, got i32"),
+        b, BroadcastViewOp, [x, n], [buf((DYN,), strides=(0,))]),
+        "sizes #0 must be index, got i32"),
     # for
     "for bound type": ([I64, INDEX], lambda b, n, i: raw(b, ForOp, [n, i, i], [],
                                                          regions=[loop_region([INDEX])]),
-                       "bound #0 must be index, got i64"),
+                       "the lower must be index, got i64"),
     "for result types": ([INDEX, F32], lambda b, i, x: raw(b, ForOp, [i, i, i, x], [F64],
                                                            regions=[loop_region([INDEX, F32])]),
                          r"result types \(f64\) differ from the initial values' \(f32\)"),
@@ -771,16 +776,16 @@ VERIFIER_CASES = {
         r"\(3n operands\), got 0"),
     "parallel bound type": ([INDEX, I32], lambda b, i, j: raw(
         b, ParallelOp, [i, j, i], regions=[loop_region([INDEX], no_values)]),
-        "bound #1 must be index, got i32"),
+        "bounds #1 must be index, got i32"),
     "parallel body arguments": ([INDEX], lambda b, i: raw(
         b, ParallelOp, [i, i, i], regions=[loop_region([INDEX, INDEX], no_values)]),
         r"body arguments \(index, index\) should be \(index\)"),
     # call
     "call argument kind": ([TensorType((2,), F32)], lambda b, t: raw(
         b, CallOp, [t], [], {"callee": SymbolRefAttr("g")}),
-        "argument #0 must be a buffer or a scalar"),
+        "args #0 must be a buffer or a scalar"),
     "call result kind": ([], lambda b: raw(b, CallOp, [], [B1], {"callee": SymbolRefAttr("g")}),
-                         "results must be scalars"),
+                         "outs #0 must be a scalar"),
     "call two results": ([], lambda b: raw(b, CallOp, [], [F32, F32],
                                            {"callee": SymbolRefAttr("g")}),
                          "returns at most one value"),
@@ -840,7 +845,7 @@ def test_parallel_yield_carries_nothing():
 def test_yield_outside_a_loop():
     f = FuncOp.build("f", [], [])
     bad = f.body.block.append(YieldOp.build([]))
-    with pytest.raises(VerifyError, match="loops.yield must end the body of loops.for or "
+    with pytest.raises(VerifyError, match="loops.yield must be directly inside loops.for or "
                                           "loops.parallel, found in func.func") as info:
         verify(ModuleOp.build([f]))
     assert info.value.op is bad

@@ -203,7 +203,7 @@ def test_verify_rejects_unsorted_or_out_of_range_axes():
     with pytest.raises(VerifyError,
                        match=r"axes \[2\] must be sorted, unique and in range\(0, 2\)"):
         verify(make(SumOp, x, [IntAttr(2)], TensorType((2, 3), F32)))
-    with pytest.raises(VerifyError, match="axes must be integers"):
+    with pytest.raises(VerifyError, match="attribute 'axes' must be an array of IntAttr"):
         verify(make(SumOp, x, [FloatAttr(1.0)], TensorType((2,), F32)))
 
 

@@ -101,7 +101,8 @@ def test_operand_count_is_checked():
 def test_operands_must_be_scalars():
     a, b = graph_inputs(TensorType((2,), F32), F32)
     op = scalar.AddOp.create(operands=[a, b], result_types=[F32])
-    with pytest.raises(VerifyError, match="operand #0 must be a scalar"):
+    with pytest.raises(VerifyError,
+                       match="scalar.add: the lhs must be a scalar, got tensor<2xf32>"):
         verify(op)
     with pytest.raises(VerifyError, match="expected a scalar element type"):
         scalar.AddOp.build(a, a)
@@ -233,7 +234,8 @@ def test_constant_verifier_rules():
         verify(negative)
     tensor = scalar.ConstantOp.create(result_types=[TensorType((), F32)],
                                       attributes={"value": FloatAttr(1.0, F32)})
-    with pytest.raises(VerifyError, match="must produce a scalar"):
+    with pytest.raises(VerifyError,
+                       match="scalar.constant: the result must be a scalar, got tensor<f32>"):
         verify(tensor)
     missing = scalar.ConstantOp.create(result_types=[F32])
     with pytest.raises(VerifyError, match="missing attribute 'value'"):

@@ -52,7 +52,8 @@ def test_assert_round_trips_in_both_forms():
 
 @pytest.mark.parametrize("change, message", [
     (lambda op: op.attributes.update(error_code=IntAttr(0)), "error_code must be a positive"),
-    (lambda op: op.attributes.update(kind=StringAttr("fatal")), "kind must be one of"),
+    (lambda op: op.attributes.update(kind=StringAttr("fatal")),
+     "attribute 'kind' must be one of value, index, got 'fatal'"),
 ])
 def test_assert_verifier(change, message):
     module, func = function_with(lambda args: [AssertOp.build(args[0], "m", 1)], [I1])

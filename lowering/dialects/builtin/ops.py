@@ -11,8 +11,10 @@ True
 from __future__ import annotations
 
 from lowering.ir.attributes import StringAttr, TypeAttr
+from lowering.ir.constraints import AnyFunctionType, TypeAttrOf
 from lowering.ir.core import (ISOLATED, SYMBOL, TERMINATOR, Block, Operation, Region, VerifyError,
                               attr, region, register_op, var_operand, var_result)
+from lowering.ir.traits import SYMBOL_TABLE
 from lowering.ir.types import FunctionType
 
 
@@ -21,7 +23,7 @@ class ModuleOp(Operation):
     """The top-level container of functions."""
 
     name = "builtin.module"
-    traits = frozenset({ISOLATED})
+    traits = frozenset({ISOLATED, SYMBOL_TABLE})
     body = region()
     sym_name = attr(StringAttr, default=None)
 
@@ -67,10 +69,6 @@ class ModuleOp(Operation):
     def verify_(self):
         if len(self.body.blocks) != 1 or self.body.block.args:
             raise VerifyError("a module has one block without arguments", self)
-        names = [op.get_attr("sym_name") for op in self.body.block.ops if SYMBOL in op.traits]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise VerifyError(f"symbol defined twice: {', '.join(sorted(dup))}", self)
 
 
 @register_op
@@ -81,7 +79,7 @@ class FuncOp(Operation):
     traits = frozenset({ISOLATED, SYMBOL})
     body = region()
     sym_name = attr(StringAttr)
-    function_type = attr(TypeAttr)
+    function_type = attr(TypeAttrOf(AnyFunctionType))
 
     @staticmethod
     def build(name: str, input_types, result_types, location=None) -> "FuncOp":
@@ -141,8 +139,6 @@ class FuncOp(Operation):
 
     def verify_(self):
         ftype = self.function_type
-        if not isinstance(ftype, FunctionType):
-            raise VerifyError("function_type must be a function type", self)
         block = self.body.block
         if [a.type for a in block.args] != list(ftype.inputs):
             raise VerifyError("entry block argument types differ from function_type inputs", self)

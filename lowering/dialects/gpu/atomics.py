@@ -19,14 +19,16 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import StringAttr
+from lowering.ir.constraints import EnumAttr, Index
 from lowering.ir.core import (Operation, Value, VerifyError, attr, operand, register_op, result,
                               var_operand)
 from lowering.ir.interpreter import INTERPRETER
 
+from lowering.dialects.loops.constraints import ELEMENT, BufferOf
 from lowering.dialects.loops.runtime import as_buffer, as_index, index_error
 from lowering.dialects.loops.types import BufferType
 
-from .checks import check_in_kernel, check_index_operands
+from .checks import IN_KERNEL
 from .threads import current_thread
 
 # What each kind stores, given the old element and the operand (NumPy scalars of one dtype).
@@ -38,17 +40,17 @@ COMBINE = {
 }
 ATOMIC_KINDS = tuple(COMBINE)
 
-
 @register_op
 class AtomicRmwOp(Operation):
     """Atomically ``buf[indices] = kind(buf[indices], value)``; the result is the old element."""
 
     name = "gpu.atomic_rmw"
-    value = operand()
-    buffer = operand()
-    indices = var_operand()
-    kind = attr(StringAttr)
-    result = result()
+    traits = frozenset({IN_KERNEL})
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT, space=("device", "shared")))
+    indices = var_operand(Index)
+    kind = attr(EnumAttr(ATOMIC_KINDS))
+    result = result(ELEMENT)
 
     @classmethod
     def build(cls, kind: str, value: Value, buffer: Value, indices=(),
@@ -59,29 +61,13 @@ class AtomicRmwOp(Operation):
                           attributes={"kind": StringAttr(kind)}, location=location)
 
     def verify_(self):
-        if self.kind not in ATOMIC_KINDS:
-            raise VerifyError(f"{self.name}: kind must be one of {', '.join(ATOMIC_KINDS)}, got "
-                              f"{self.kind!r}", self)
         t = self.buffer.type
-        if not isinstance(t, BufferType):
-            raise VerifyError(f"{self.name}: operand #1 must be a buffer, got {t}", self)
-        if t.memory_space not in ("device", "shared"):
-            raise VerifyError(f"{self.name}: the buffer must be in space \"device\" or \"shared\", "
-                              f"got {t}", self)
-        if self.value.type != t.element:
-            raise VerifyError(f"{self.name}: value has type {self.value.type}, the buffer holds "
-                              f"{t.element}", self)
         if self.kind != "exch" and t.element.is_bool:
             raise VerifyError(f"{self.name}: kind \"{self.kind}\" needs a numeric element type, "
                               f"got {t.element}", self)
         if len(self.indices) != t.rank:
             raise VerifyError(f"{self.name}: expected {t.rank} index operand(s) for a "
                               f"rank-{t.rank} buffer, got {len(self.indices)}", self)
-        check_index_operands(self, self.indices, "index")
-        if self.result.type != t.element:
-            raise VerifyError(f"{self.name}: result type {self.result.type} should be "
-                              f"{t.element}", self)
-        check_in_kernel(self)
 
 
 @INTERPRETER.register(AtomicRmwOp)

@@ -1,5 +1,5 @@
-"""Shared pieces of the gpu ops' verifiers: where an op sits (in a kernel or on the host) and
-the kinds of values launches and kernels take.
+"""Shared pieces of the gpu ops' verifiers: the traits saying where an op sits (``IN_KERNEL``,
+``ON_HOST``) and the kinds of values launches and kernels take.
 
 A *kernel body* is the region of a ``gpu.func`` or of a ``gpu.launch``; thread and block ids,
 barriers, shared memory and atomics only mean something there, while transfers, launches and
@@ -13,8 +13,11 @@ barriers, shared memory and atomics only mean something there, while transfers, 
 """
 from __future__ import annotations
 
-from lowering.ir.core import Operation, VerifyError
-from lowering.ir.types import INDEX, ScalarType, Type
+from dataclasses import dataclass
+
+from lowering.ir.core import Operation
+from lowering.ir.traits import Trait
+from lowering.ir.types import ScalarType, Type
 
 from lowering.dialects.loops.types import BufferType
 
@@ -30,37 +33,37 @@ def enclosing_kernel(op: Operation) -> Operation | None:
     return None
 
 
-def check_in_kernel(op: Operation) -> None:
-    """``op`` runs on the device: it must be nested in a gpu.func or a gpu.launch.
+@dataclass(frozen=True, eq=False)
+class InKernel(Trait):
+    """The op runs on the device: it must be nested in a gpu.func or a gpu.launch.
 
     An op that is not in a block yet (being built) is not checked.
     """
-    if op.parent is not None and enclosing_kernel(op) is None:
-        where = op.parent_op.name if op.parent_op is not None else "a detached block"
-        raise VerifyError(f"{op.name} is only valid inside a gpu.func or a gpu.launch, found in "
-                          f"{where}", op)
+
+    name = "in_kernel"
+
+    def verify(self, op):
+        if op.parent is not None and enclosing_kernel(op) is None:
+            where = op.parent_op.name if op.parent_op is not None else "a detached block"
+            return f"{op.name} is only valid inside a gpu.func or a gpu.launch, found in {where}"
+        return None
 
 
-def check_on_host(op: Operation) -> None:
-    """``op`` runs on the host: it must not be nested in a kernel body."""
-    kernel = enclosing_kernel(op) if op.parent is not None else None
-    if kernel is not None:
-        raise VerifyError(f"{op.name} runs on the host and cannot be used inside {kernel.name}",
-                          op)
+@dataclass(frozen=True, eq=False)
+class OnHost(Trait):
+    """The op runs on the host: it must not be nested in a kernel body."""
+
+    name = "on_host"
+
+    def verify(self, op):
+        kernel = enclosing_kernel(op) if op.parent is not None else None
+        if kernel is not None:
+            return f"{op.name} runs on the host and cannot be used inside {kernel.name}"
+        return None
 
 
-def check_dimension(op: Operation) -> None:
-    """The ``dimension`` attribute is one of "x", "y", "z"."""
-    dim = op.get_attr("dimension")
-    if dim not in DIMENSIONS:
-        raise VerifyError(f"{op.name}: dimension must be \"x\", \"y\" or \"z\", got {dim!r}", op)
-
-
-def check_index_operands(op: Operation, values, what: str) -> None:
-    """Every value has the ``index`` type; ``what`` names them in the error."""
-    for i, v in enumerate(values):
-        if v.type != INDEX:
-            raise VerifyError(f"{op.name}: {what} #{i} must be index, got {v.type}", op)
+IN_KERNEL = InKernel()
+ON_HOST = OnHost()
 
 
 def is_kernel_argument_type(t: Type) -> bool:

@@ -12,20 +12,21 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import StringAttr
-from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
+from lowering.ir.constraints import EnumAttr, Index
+from lowering.ir.core import PURE, Operation, attr, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import INDEX
 
-from .checks import DIMENSIONS, check_dimension, check_in_kernel
+from .checks import DIMENSIONS, IN_KERNEL
 from .threads import current_thread
 
 
 class _IdOp(Operation):
     """One component of a per-thread or per-launch triple, as an ``index``."""
 
-    traits = frozenset({PURE})
-    dimension = attr(StringAttr)
-    result = result()
+    traits = frozenset({PURE, IN_KERNEL})
+    dimension = attr(EnumAttr(DIMENSIONS))
+    result = result(Index)
 
     @classmethod
     def build(cls, dimension: str, location=None) -> "_IdOp":
@@ -34,12 +35,6 @@ class _IdOp(Operation):
                              f"{dimension!r}")
         return cls.create(result_types=[INDEX], attributes={"dimension": StringAttr(dimension)},
                           location=location)
-
-    def verify_(self):
-        check_dimension(self)
-        if self.result.type != INDEX:
-            raise VerifyError(f"{self.name}: result type {self.result.type} should be index", self)
-        check_in_kernel(self)
 
 
 @register_op

@@ -21,13 +21,15 @@ from typing import Callable, Sequence
 
 from lowering.ir.attributes import StringAttr, SymbolRefAttr, TypeAttr, UnitAttr
 from lowering.ir.builder import Builder
+from lowering.ir.constraints import AnyFunctionType, Index, TypeAttrOf
 from lowering.ir.core import (ISOLATED, SYMBOL, TERMINATOR, Block, Operation, Region, Value,
                               VerifyError, attr, operand, region, register_op, var_operand)
+from lowering.ir.traits import HasParent
 from lowering.ir.types import FunctionType
 
 from lowering.dialects.builtin.ops import ModuleOp
 
-from .checks import check_index_operands, check_on_host, is_kernel_argument_type
+from .checks import ON_HOST, is_kernel_argument_type
 
 
 def _three(op_name: str, what: str, values: Sequence[Value]) -> list[Value]:
@@ -60,7 +62,7 @@ class GpuModuleOp(Operation):
     """
 
     name = "gpu.module"
-    traits = frozenset({ISOLATED, SYMBOL})
+    traits = frozenset({ISOLATED, SYMBOL, HasParent(ModuleOp)})
     body = region()
     sym_name = attr(StringAttr)
 
@@ -84,11 +86,6 @@ class GpuModuleOp(Operation):
         block = _one_block(self, self.body, "the body")
         if block.args:
             raise VerifyError(f"{self.name}: the body block takes no arguments", self)
-        parent = self.parent_op
-        if self.parent is not None and not isinstance(parent, ModuleOp):
-            where = "a detached block" if parent is None else parent.name
-            raise VerifyError(f"{self.name} must be placed in a builtin.module, found in {where}",
-                              self)
         names: set[str] = set()
         for op in block.ops:
             if not isinstance(op, GpuFuncOp):
@@ -109,10 +106,10 @@ class GpuFuncOp(Operation):
     """
 
     name = "gpu.func"
-    traits = frozenset({ISOLATED, SYMBOL})
+    traits = frozenset({ISOLATED, SYMBOL, HasParent(GpuModuleOp)})
     body = region()
     sym_name = attr(StringAttr)
-    function_type = attr(TypeAttr)
+    function_type = attr(TypeAttrOf(AnyFunctionType))
     kernel = attr(UnitAttr)
 
     @classmethod
@@ -138,9 +135,6 @@ class GpuFuncOp(Operation):
 
     def verify_(self):
         ftype = self.function_type
-        if not isinstance(ftype, FunctionType):
-            raise VerifyError(f"{self.name}: function_type must be a function type, got {ftype}",
-                              self)
         if ftype.results:
             raise VerifyError(f"{self.name} @{self.sym_name}: a kernel returns nothing (it writes "
                               f"buffers), but function_type has results "
@@ -157,11 +151,6 @@ class GpuFuncOp(Operation):
         if not isinstance(block.last_op, ReturnOp):
             raise VerifyError(f"{self.name} @{self.sym_name}: the body must end with gpu.return",
                               self)
-        parent = self.parent_op
-        if self.parent is not None and not isinstance(parent, GpuModuleOp):
-            where = "a detached block" if parent is None else parent.name
-            raise VerifyError(f"{self.name} @{self.sym_name} must be placed in a gpu.module, "
-                              f"found in {where}", self)
 
 
 @register_op
@@ -169,27 +158,23 @@ class ReturnOp(Operation):
     """Ends a ``gpu.func``: ``"gpu.return"() : () -> ()``."""
 
     name = "gpu.return"
-    traits = frozenset({TERMINATOR})
+    traits = frozenset({TERMINATOR, HasParent(GpuFuncOp)})
 
     @classmethod
     def build(cls, location=None) -> "ReturnOp":
         return cls.create(location=location)
 
-    def verify_(self):
-        if self.parent is not None and not isinstance(self.parent_op, GpuFuncOp):
-            where = "outside any op" if self.parent_op is None else f"in {self.parent_op.name}"
-            raise VerifyError(f"{self.name} must end the body of a gpu.func, found {where}", self)
-
 
 class _GridOp(Operation):
     """Base of the launches: grid sizes then block sizes, six ``index`` operands (x, y, z)."""
 
-    grid_x = operand()
-    grid_y = operand()
-    grid_z = operand()
-    block_x = operand()
-    block_y = operand()
-    block_z = operand()
+    traits = frozenset({ON_HOST})
+    grid_x = operand(Index)
+    grid_y = operand(Index)
+    grid_z = operand(Index)
+    block_x = operand(Index)
+    block_y = operand(Index)
+    block_z = operand(Index)
 
     @property
     def grid_sizes(self) -> tuple[Value, Value, Value]:
@@ -198,10 +183,6 @@ class _GridOp(Operation):
     @property
     def block_sizes(self) -> tuple[Value, Value, Value]:
         return tuple(self.operands[3:6])
-
-    def verify_sizes(self) -> None:
-        check_index_operands(self, self.grid_sizes, "grid size")
-        check_index_operands(self, self.block_sizes, "block size")
 
 
 def enclosing_module(op: Operation) -> ModuleOp | None:
@@ -260,8 +241,6 @@ class LaunchFuncOp(_GridOp):
         return resolve_kernel(self)
 
     def verify_(self):
-        check_on_host(self)
-        self.verify_sizes()
         kernel = resolve_kernel(self)
         want = list(kernel.function_type.inputs) if isinstance(kernel.function_type,
                                                                FunctionType) else []
@@ -299,8 +278,6 @@ class LaunchOp(_GridOp):
         return op
 
     def verify_(self):
-        check_on_host(self)
-        self.verify_sizes()
         block = _one_block(self, self.body, "the body")
         if block.args:
             raise VerifyError(f"{self.name}: the body block takes no arguments (ids come from "
@@ -314,15 +291,10 @@ class TerminatorOp(Operation):
     """Ends the body of a ``gpu.launch``: ``"gpu.terminator"() : () -> ()``."""
 
     name = "gpu.terminator"
-    traits = frozenset({TERMINATOR})
+    traits = frozenset({TERMINATOR, HasParent(LaunchOp)})
 
     @classmethod
     def build(cls, location=None) -> "TerminatorOp":
         return cls.create(location=location)
 
-    def verify_(self):
-        if self.parent is not None and not isinstance(self.parent_op, LaunchOp):
-            where = "outside any op" if self.parent_op is None else f"in {self.parent_op.name}"
-            raise VerifyError(f"{self.name} must end the body of a gpu.launch, found {where}",
-                              self)
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.ir.core import Operation, VerifyError, register_op, result
+from lowering.ir.core import Operation, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import ScalarType
 
+from lowering.dialects.loops.constraints import BufferOf
 from lowering.dialects.loops.runtime import poison
 from lowering.dialects.loops.types import BufferType
 
-from .checks import check_in_kernel
+from .checks import IN_KERNEL
 from .threads import current_thread
 
 
@@ -28,26 +29,13 @@ class SharedAllocOp(Operation):
     undefined until written (the interpreter fills it with poison, like ``loops.alloc``)."""
 
     name = "gpu.shared_alloc"
-    result = result()
+    traits = frozenset({IN_KERNEL})
+    result = result(BufferOf(space="shared", static=True, fresh=True))
 
     @classmethod
     def build(cls, shape, element: ScalarType, location=None) -> "SharedAllocOp":
         t = BufferType(tuple(shape), element, memory_space="shared")
         return cls.create(result_types=[t], location=location)
-
-    def verify_(self):
-        t = self.result.type
-        if not isinstance(t, BufferType):
-            raise VerifyError(f"{self.name}: result must be a buffer, got {t}", self)
-        if t.memory_space != "shared":
-            raise VerifyError(f"{self.name}: result must be in space \"shared\", got {t}", self)
-        if t.dynamic_dims:
-            raise VerifyError(f"{self.name}: shared memory has a static size, but {t} has "
-                              f"run-time dimension(s)", self)
-        if not t.is_contiguous or t.offset != 0:
-            raise VerifyError(f"{self.name}: shared memory is contiguous with offset 0, got {t}",
-                              self)
-        check_in_kernel(self)
 
 
 @INTERPRETER.register(SharedAllocOp)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from lowering.ir.core import Operation, register_op
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
 
-from .checks import check_in_kernel, check_on_host
+from .checks import IN_KERNEL, ON_HOST
 from .threads import current_thread
 
 
@@ -20,13 +20,11 @@ class BarrierOp(Operation):
     """No thread of a block passes until every thread of the block has reached it."""
 
     name = "gpu.barrier"
+    traits = frozenset({IN_KERNEL})
 
     @classmethod
     def build(cls, location=None) -> "BarrierOp":
         return cls.create(location=location)
-
-    def verify_(self):
-        check_in_kernel(self)
 
 
 @INTERPRETER.register(BarrierOp)
@@ -45,13 +43,11 @@ class SyncOp(Operation):
     """The host waits for the device (launches are asynchronous)."""
 
     name = "gpu.sync"
+    traits = frozenset({ON_HOST})
 
     @classmethod
     def build(cls, location=None) -> "SyncOp":
         return cls.create(location=location)
-
-    def verify_(self):
-        check_on_host(self)
 
 
 @INTERPRETER.register(SyncOp)

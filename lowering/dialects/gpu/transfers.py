@@ -17,14 +17,17 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import StringAttr
+from lowering.ir.constraints import AnyOf, AnyTensor, ConstraintVar
 from lowering.ir.core import Operation, Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
+from lowering.ir.traits import MemoryEffects
 from lowering.ir.types import TensorType, Type
 
+from lowering.dialects.loops.constraints import AnyBuffer, BufferOf
 from lowering.dialects.loops.runtime import as_buffer, live_allocations
 from lowering.dialects.loops.types import BufferType
 
-from .checks import check_on_host
+from .checks import ON_HOST
 
 DEFAULT_CONTEXT = "cuda"
 
@@ -49,7 +52,8 @@ class _TransferOp(Operation):
 
     source_space = ""
     target_space = ""
-    input = operand()
+    traits = frozenset({ON_HOST})
+    input = operand(AnyOf(AnyTensor, AnyBuffer))
     context = attr(StringAttr, default=DEFAULT_CONTEXT)
     result = result()
 
@@ -61,15 +65,12 @@ class _TransferOp(Operation):
                           attributes={"context": StringAttr(context)}, location=location)
 
     def verify_(self):
-        check_on_host(self)
         src, dst = self.input.type, self.result.type
         if isinstance(src, TensorType):
             if dst != src:
                 raise VerifyError(f"{self.name}: a tensor keeps its type, result {dst} should be "
                                   f"{src}", self)
             return
-        if not isinstance(src, BufferType):
-            raise VerifyError(f"{self.name}: operand must be a tensor or a buffer, got {src}", self)
         if src.memory_space != self.source_space:
             raise VerifyError(f"{self.name}: operand must be a buffer in space "
                               f"\"{self.source_space}\", got {src}", self)
@@ -114,43 +115,24 @@ INTERPRETER.register(ToDeviceOp)(_transfer)
 INTERPRETER.register(ToHostOp)(_transfer)
 
 
+# Both sides of a memcpy: contiguous, on the host or the device, of one element type and shape.
+_MEMCPY_BUFFER = BufferOf(ConstraintVar("element"), shape=ConstraintVar("shape"),
+                          space=("host", "device"), contiguous=True)
+
+
 @register_op
 class MemcpyOp(Operation):
     """Copies ``source`` into ``target``: two contiguous buffers of equal shape and element type,
     each on the host or the device. ``"gpu.memcpy"(%src, %dst) : (S, D) -> ()``."""
 
     name = "gpu.memcpy"
-    source = operand()
-    target = operand()
+    traits = frozenset({ON_HOST, MemoryEffects(reads=("source",), writes=("target",))})
+    source = operand(_MEMCPY_BUFFER)
+    target = operand(_MEMCPY_BUFFER)
 
     @classmethod
     def build(cls, source: Value, target: Value, location=None) -> "MemcpyOp":
         return cls.create(operands=[source, target], location=location)
-
-    def verify_(self):
-        check_on_host(self)
-        types = []
-        for what, value in (("source", self.source), ("target", self.target)):
-            t = value.type
-            if not isinstance(t, BufferType):
-                raise VerifyError(f"{self.name}: {what} must be a buffer, got {t}", self)
-            if t.memory_space not in ("host", "device"):
-                raise VerifyError(f"{self.name}: {what} must be in space \"host\" or \"device\", "
-                                  f"got {t}", self)
-            if not t.is_contiguous:
-                raise VerifyError(f"{self.name}: {what} must be contiguous, got {t}", self)
-            types.append(t)
-        src, dst = types
-        if src.element != dst.element:
-            raise VerifyError(f"{self.name}: element types differ: {src.element} and "
-                              f"{dst.element}", self)
-        if src.shape != dst.shape:
-            raise VerifyError(f"{self.name}: shapes differ: {_shape_text(src)} and "
-                              f"{_shape_text(dst)}", self)
-
-
-def _shape_text(t: BufferType) -> str:
-    return "x".join("?" if d is None else str(d) for d in t.shape) or "(rank 0)"
 
 
 @INTERPRETER.register(MemcpyOp)

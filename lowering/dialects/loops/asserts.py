@@ -19,6 +19,7 @@ the failing op, the user's source line and the shapes involved, so it is ready f
 from __future__ import annotations
 
 from lowering.ir.attributes import IntAttr, StringAttr
+from lowering.ir.constraints import Bool, EnumAttr
 from lowering.ir.core import Operation, VerifyError, attr, operand, register_op
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import I1, I64
@@ -47,10 +48,10 @@ class AssertOp(Operation):
     ``i1`` condition is false."""
 
     name = "loops.assert"
-    condition = operand()
+    condition = operand(Bool)
     message = attr(StringAttr)
     error_code = attr(IntAttr)
-    kind = attr(StringAttr, default="value")
+    kind = attr(EnumAttr(ASSERT_KINDS), default="value")
 
     @classmethod
     def build(cls, condition, message: str, error_code: int, kind: str = "value",
@@ -82,16 +83,11 @@ class AssertOp(Operation):
                           location=parser.op_location)
 
     def verify_(self):
-        if self.condition.type != I1:
-            raise VerifyError(f"{self.name}: the condition must be i1, got {self.condition.type}",
-                              self)
+        # A range of values, not a type: no constraint says it.
         code = self.attributes["error_code"]
         if code.type != I64 or code.data < 1:
             raise VerifyError(f"{self.name}: error_code must be a positive i64 (0 means "
                               f"success), got {code}", self)
-        if self.kind not in ASSERT_KINDS:
-            raise VerifyError(f"{self.name}: kind must be one of {', '.join(ASSERT_KINDS)}, got "
-                              f"'{self.kind}'", self)
 
 
 @INTERPRETER.register(AssertOp)

@@ -19,11 +19,13 @@ left for the backend to resolve (and the interpreter cannot run it).
 from __future__ import annotations
 
 from lowering.ir.attributes import StringAttr, SymbolRefAttr
+from lowering.ir.constraints import AnyOf, AnyScalar
 from lowering.ir.core import Operation, VerifyError, attr, register_op, var_operand, var_result
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
-from lowering.ir.types import FunctionType, ScalarType
+from lowering.ir.types import FunctionType
 
 from .externals import EXTERNAL_FUNCTIONS, param_accepts
+from .constraints import AnyBuffer
 from .runtime import as_buffer
 from .syntax import well_formed
 from .types import BufferType
@@ -34,8 +36,8 @@ class CallOp(Operation):
     """Calls external symbol ``callee`` with buffer and scalar arguments."""
 
     name = "loops.call"
-    args = var_operand()
-    outs = var_result()
+    args = var_operand(AnyOf(AnyBuffer, AnyScalar))
+    outs = var_result(AnyScalar)
     callee = attr((SymbolRefAttr, StringAttr))
 
     @classmethod
@@ -69,13 +71,6 @@ class CallOp(Operation):
         return cls.build(callee, args, ftype.results, location=parser.op_location)
 
     def verify_(self):
-        for index, v in enumerate(self.args):
-            if not isinstance(v.type, (BufferType, ScalarType)):
-                raise VerifyError(f"{self.name}: argument #{index} must be a buffer or a scalar, "
-                                  f"got {v.type}", self)
-        for r in self.outs:
-            if not isinstance(r.type, ScalarType):
-                raise VerifyError(f"{self.name}: results must be scalars, got {r.type}", self)
         if len(self.outs) > 1:
             raise VerifyError(f"{self.name}: an external function returns at most one value, "
                               f"got {len(self.outs)} results", self)

@@ -13,9 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.core import Operation, Value, VerifyError
-from lowering.ir.types import INDEX
-
-from .types import BufferType
 
 DYNAMIC = -(2 ** 63)
 
@@ -33,20 +30,6 @@ def split_mixed(entries) -> tuple[list[int], list[Value]]:
         else:
             raise TypeError(f"expected an int or an index Value, got {entry!r}")
     return static, dynamic
-
-
-def buffer_type(op: Operation, value: Value, what: str) -> BufferType:
-    """``value``'s type, which must be a buffer; ``what`` names it in the error."""
-    if not isinstance(value.type, BufferType):
-        raise VerifyError(f"{op.name}: {what} must be a buffer, got {value.type}", op)
-    return value.type
-
-
-def check_indices(op: Operation, values, what: str) -> None:
-    """Every value must have the ``index`` type."""
-    for i, v in enumerate(values):
-        if v.type != INDEX:
-            raise VerifyError(f"{op.name}: {what} #{i} must be index, got {v.type}", op)
 
 
 def check_count(op: Operation, got: int, want: int, what: str) -> None:

@@ -19,12 +19,14 @@ from typing import Callable
 import numpy as np
 
 from lowering.ir.builder import Builder
+from lowering.ir.constraints import Index
 from lowering.ir.core import TERMINATOR, Block, Operation, Region, Value, VerifyError, operand, \
     region, register_op, var_operand, var_result
 from lowering.ir.interpreter import INTERPRETER
+from lowering.ir.traits import HasParent
 from lowering.ir.types import INDEX
 
-from .checks import check_count, check_indices
+from .checks import check_count
 from .runtime import as_index
 from .syntax import all_index, well_formed
 
@@ -68,9 +70,9 @@ class ForOp(Operation):
     values when the loop runs zero times)."""
 
     name = "loops.for"
-    lower = operand()
-    upper = operand()
-    step = operand()
+    lower = operand(Index)
+    upper = operand(Index)
+    step = operand(Index)
     inits = var_operand()
     outs = var_result()
     body = region()
@@ -147,7 +149,6 @@ class ForOp(Operation):
                           location=parser.op_location)
 
     def verify_(self):
-        check_indices(self, [self.lower, self.upper, self.step], "bound")
         types = [v.type for v in self.inits]
         if [r.type for r in self.outs] != types:
             got = ", ".join(str(r.type) for r in self.outs)
@@ -177,7 +178,7 @@ class ParallelOp(Operation):
     """
 
     name = "loops.parallel"
-    bounds = var_operand()
+    bounds = var_operand(Index)
     body = region()
 
     @classmethod
@@ -253,7 +254,6 @@ class ParallelOp(Operation):
             raise VerifyError(f"{self.name}: expected lower bounds, upper bounds and steps for "
                               f"each of n >= 1 dimensions (3n operands), got {len(self.bounds)}",
                               self)
-        check_indices(self, self.bounds, "bound")
         _check_body(self, [INDEX] * self.rank, [])
 
 
@@ -275,7 +275,7 @@ class YieldOp(Operation):
     """Ends a loop body: the next carried values of a ``loops.for``, nothing for a parallel loop."""
 
     name = "loops.yield"
-    traits = frozenset({TERMINATOR})
+    traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp)})
     values = var_operand()
 
     @classmethod
@@ -302,10 +302,3 @@ class YieldOp(Operation):
             types = parser.parse_type_list()
         return cls.create(operands=parser.resolve_operands(refs, types),
                           location=parser.op_location)
-
-    def verify_(self):
-        parent = self.parent_op
-        if self.parent is not None and not isinstance(parent, (ForOp, ParallelOp)):
-            where = "outside any op" if parent is None else f"in {parent.name}"
-            raise VerifyError(f"{self.name} must end the body of loops.for or loops.parallel, "
-                              f"found {where}", self)

@@ -12,13 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import IntAttr
+from lowering.ir.constraints import ConstraintVar, Index
 from lowering.ir.core import (PURE, Operation, VerifyError, attr, operand, register_op, result,
                               var_operand)
+from lowering.ir.traits import MemoryEffects
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, INDEX, ScalarType
 
-from .checks import DYNAMIC, buffer_type, check_count, check_indices, check_result_type, split_mixed
+from .checks import DYNAMIC, check_count, split_mixed
+from .constraints import ELEMENT, AnyBuffer, BufferOf
 from .runtime import as_buffer, as_index, index_error, live_allocations, poison
 from .syntax import all_index, parse_index_list, well_formed
 from .types import BufferType
@@ -32,8 +35,8 @@ class AllocOp(Operation):
     """
 
     name = "loops.alloc"
-    sizes = var_operand()
-    result = result()
+    sizes = var_operand(Index)
+    result = result(BufferOf(fresh=True))
 
     @classmethod
     def build(cls, shape, element: ScalarType, memory_space: str = "host",
@@ -61,14 +64,8 @@ class AllocOp(Operation):
                           location=parser.op_location)
 
     def verify_(self):
-        t = self.result.type
-        if not isinstance(t, BufferType):
-            raise VerifyError(f"{self.name}: result must be a buffer, got {t}", self)
-        if not t.is_contiguous or t.offset != 0:
-            raise VerifyError(f"{self.name}: a fresh buffer is contiguous with offset 0, got {t}",
-                              self)
-        check_count(self, len(self.sizes), len(t.dynamic_dims), "size operand(s), one per '?'")
-        check_indices(self, self.sizes, "size")
+        check_count(self, len(self.sizes), len(self.result.type.dynamic_dims),
+                    "size operand(s), one per '?'")
 
 
 @INTERPRETER.register(AllocOp)
@@ -87,7 +84,8 @@ class DeallocOp(Operation):
     """Frees a buffer made by ``loops.alloc`` (not a view of it, not a function argument)."""
 
     name = "loops.dealloc"
-    buffer = operand()
+    traits = frozenset({MemoryEffects(writes=("buffer",))})
+    buffer = operand(AnyBuffer)
 
     @classmethod
     def build(cls, buffer, location=None) -> "DeallocOp":
@@ -109,9 +107,6 @@ class DeallocOp(Operation):
         return cls.create(operands=[parser.resolve_operand(ref, parser.parse_type())],
                           location=parser.op_location)
 
-    def verify_(self):
-        buffer_type(self, self.buffer, "operand")
-
 
 @INTERPRETER.register(DeallocOp)
 def _dealloc(interp, op, args):
@@ -128,9 +123,9 @@ class _BufferAxisQuery(Operation):
     """An ``index`` read off one dimension ``axis`` of a buffer's run-time layout."""
 
     traits = frozenset({PURE})
-    buffer = operand()
+    buffer = operand(AnyBuffer)
     axis = attr(IntAttr)
-    result = result()
+    result = result(Index)
 
     @classmethod
     def build(cls, buffer, axis: int, location=None) -> "_BufferAxisQuery":
@@ -157,11 +152,10 @@ class _BufferAxisQuery(Operation):
         return cls.build(buffer, axis, location=parser.op_location)
 
     def verify_(self):
-        t = buffer_type(self, self.buffer, "operand")
-        if not 0 <= self.axis < t.rank:
-            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {t.rank}",
+        rank = self.buffer.type.rank
+        if not 0 <= self.axis < rank:
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for rank {rank}",
                               self)
-        check_result_type(self, self.result.type, INDEX)
 
 
 @register_op
@@ -194,7 +188,6 @@ def _stride(interp, op, args):
 
 def _check_access(op, t: BufferType, indices) -> None:
     check_count(op, len(indices), t.rank, f"index operand(s) for a rank-{t.rank} buffer")
-    check_indices(op, indices, "index")
 
 
 def _position(op, array: np.ndarray, args) -> tuple[int, ...]:
@@ -230,9 +223,10 @@ class LoadOp(Operation):
     """Reads one element: ``%x = "loops.load"(%b, %i, %j) : (buffer, index, index) -> f32``."""
 
     name = "loops.load"
-    buffer = operand()
-    indices = var_operand()
-    result = result()
+    traits = frozenset({MemoryEffects(reads=("buffer",))})
+    buffer = operand(BufferOf(ELEMENT))
+    indices = var_operand(Index)
+    result = result(ELEMENT)
 
     @classmethod
     def build(cls, buffer, indices=(), location=None) -> "LoadOp":
@@ -256,9 +250,7 @@ class LoadOp(Operation):
         return cls.build(buffer, indices, location=parser.op_location)
 
     def verify_(self):
-        t = buffer_type(self, self.buffer, "operand #0")
-        _check_access(self, t, self.indices)
-        check_result_type(self, self.result.type, t.element)
+        _check_access(self, self.buffer.type, self.indices)
 
 
 @INTERPRETER.register(LoadOp)
@@ -272,9 +264,10 @@ class StoreOp(Operation):
     """Writes one element: ``"loops.store"(%x, %b, %i) : (f32, buffer, index) -> ()``."""
 
     name = "loops.store"
-    value = operand()
-    buffer = operand()
-    indices = var_operand()
+    traits = frozenset({MemoryEffects(writes=("buffer",))})
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT))
+    indices = var_operand(Index)
 
     @classmethod
     def build(cls, value, buffer, indices=(), location=None) -> "StoreOp":
@@ -301,11 +294,7 @@ class StoreOp(Operation):
         return cls.build(value, buffer, indices, location=parser.op_location)
 
     def verify_(self):
-        t = buffer_type(self, self.buffer, "operand #1")
-        if self.value.type != t.element:
-            raise VerifyError(f"{self.name}: stored value has type {self.value.type}, the buffer "
-                              f"holds {t.element}", self)
-        _check_access(self, t, self.indices)
+        _check_access(self, self.buffer.type, self.indices)
 
 
 @INTERPRETER.register(StoreOp)
@@ -315,14 +304,20 @@ def _store(interp, op, args):
     return []
 
 
+# A copy keeps the rank and memory space (transfers are gpu-dialect ops), and the element type.
+_COPY_RANK = ConstraintVar("rank")
+_COPY_SPACE = ConstraintVar("space")
+
+
 @register_op
 class CopyOp(Operation):
     """Copies every element of ``source`` into ``target`` (same shape, element type and memory
     space; any strides). The two must not overlap unless they are the same view."""
 
     name = "loops.copy"
-    source = operand()
-    target = operand()
+    traits = frozenset({MemoryEffects(reads=("source",), writes=("target",))})
+    source = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
+    target = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
 
     @classmethod
     def build(cls, source, target, location=None) -> "CopyOp":
@@ -350,16 +345,8 @@ class CopyOp(Operation):
                           location=parser.op_location)
 
     def verify_(self):
-        src = buffer_type(self, self.source, "source")
-        dst = buffer_type(self, self.target, "target")
-        if src.element != dst.element:
-            raise VerifyError(f"{self.name}: element types differ: {src.element} and {dst.element}",
-                              self)
-        if src.memory_space != dst.memory_space:
-            raise VerifyError(f"{self.name}: memory spaces differ: {src.memory_space} and "
-                              f"{dst.memory_space} (transfers are gpu-dialect ops)", self)
-        if src.rank != dst.rank:
-            raise VerifyError(f"{self.name}: ranks differ: {src.rank} and {dst.rank}", self)
+        # Sizes known on both sides must agree; a '?' is checked at run time.
+        src, dst = self.source.type, self.target.type
         for axis, (a, b) in enumerate(zip(src.shape, dst.shape)):
             if a is not None and b is not None and a != b:
                 raise VerifyError(f"{self.name}: sizes differ in dimension {axis}: {a} and {b}",
@@ -381,8 +368,9 @@ class FillOp(Operation):
     """Sets every element of a buffer to one scalar value."""
 
     name = "loops.fill"
-    value = operand()
-    buffer = operand()
+    traits = frozenset({MemoryEffects(writes=("buffer",))})
+    value = operand(ELEMENT)
+    buffer = operand(BufferOf(ELEMENT))
 
     @classmethod
     def build(cls, value, buffer, location=None) -> "FillOp":
@@ -410,12 +398,6 @@ class FillOp(Operation):
             parser.error(f"loops.fill writes a buffer, not {t}", at)
         value = parser.resolve_operand(value_ref, t.element)
         return cls.build(value, parser.resolve_operand(buffer_ref, t), location=parser.op_location)
-
-    def verify_(self):
-        t = buffer_type(self, self.buffer, "operand #1")
-        if self.value.type != t.element:
-            raise VerifyError(f"{self.name}: fill value has type {self.value.type}, the buffer "
-                              f"holds {t.element}", self)
 
 
 @INTERPRETER.register(FillOp)

@@ -26,13 +26,14 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lowering.ir.attributes import ArrayAttr, IntAttr
+from lowering.ir.constraints import Index
 from lowering.ir.core import (PURE, Operation, Value, VerifyError, attr, operand, register_op,
                               result, var_operand)
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import INDEX
 
-from .checks import DYNAMIC, buffer_type, check_count, check_indices, check_result_type, \
-    split_mixed
+from .checks import DYNAMIC, check_count, check_result_type, split_mixed
+from .constraints import AnyBuffer, BufferOf
 from .runtime import as_buffer, as_index, index_error
 from .syntax import (all_index, parse_index_list, parse_mixed, parse_view_types, print_mixed,
                      print_view_types, well_formed)
@@ -136,13 +137,13 @@ class SubviewOp(ViewOp):
     steps), marked ``DYNAMIC`` in the static arrays; ``drop_dims`` removes size-1 dimensions."""
 
     name = "loops.subview"
-    source = operand()
-    dynamic = var_operand()
+    source = operand(AnyBuffer)
+    dynamic = var_operand(Index)
     static_offsets = attr(ArrayAttr)
     static_sizes = attr(ArrayAttr)
     static_strides = attr(ArrayAttr)
     drop_dims = attr(ArrayAttr, default=())
-    result = result()
+    result = result(AnyBuffer)
 
     @classmethod
     def build(cls, source: Value, offsets, sizes, steps, drop_dims=(),
@@ -203,12 +204,11 @@ class SubviewOp(ViewOp):
                           location=parser.op_location)
 
     def verify_(self):
-        source = buffer_type(self, self.source, "source")
         statics = self.statics()
         check_count(self, len(self.dynamic), sum(s.count(DYNAMIC) for s in statics),
                     "dynamic operand(s), one per DYNAMIC entry")
-        check_indices(self, self.dynamic, "dynamic operand")
-        self.check_inferred(lambda: subview_type(source, *statics, self.int_list("drop_dims")))
+        self.check_inferred(lambda: subview_type(self.source.type, *statics,
+                                                 self.int_list("drop_dims")))
 
 
 @INTERPRETER.register(SubviewOp)
@@ -274,9 +274,9 @@ class ReshapeViewOp(_SizedView):
     operand per ``?`` of the result."""
 
     name = "loops.reshape_view"
-    source = operand()
-    sizes = var_operand()
-    result = result()
+    source = operand(BufferOf(contiguous=True))
+    sizes = var_operand(Index)
+    result = result(AnyBuffer)
 
     @classmethod
     def build(cls, source: Value, shape, location=None) -> "ReshapeViewOp":
@@ -286,15 +286,9 @@ class ReshapeViewOp(_SizedView):
         return cls.create(operands=[source, *dynamic], result_types=[t], location=location)
 
     def verify_(self):
-        src = buffer_type(self, self.source, "source")
-        if not src.is_contiguous:
-            raise VerifyError(f"{self.name}: the source must be contiguous, got {src}", self)
-        out = self.result.type
-        if not isinstance(out, BufferType):
-            raise VerifyError(f"{self.name}: result must be a buffer, got {out}", self)
+        src, out = self.source.type, self.result.type
         check_result_type(self, out, replace(src, shape=out.shape))
         check_count(self, len(self.sizes), len(out.dynamic_dims), "size operand(s), one per '?'")
-        check_indices(self, self.sizes, "size")
         if None not in src.shape and None not in out.shape and \
                 np.prod(src.shape, dtype=np.int64) != np.prod(out.shape, dtype=np.int64):
             raise VerifyError(f"{self.name}: cannot view {src.shape} as {out.shape}: the numbers "
@@ -346,9 +340,9 @@ class TransposeViewOp(ViewOp):
     stride 0), like Theano's dimshuffle."""
 
     name = "loops.transpose_view"
-    source = operand()
+    source = operand(AnyBuffer)
     pattern = attr(ArrayAttr)
-    result = result()
+    result = result(AnyBuffer)
 
     @classmethod
     def build(cls, source: Value, pattern, location=None) -> "TransposeViewOp":
@@ -382,8 +376,7 @@ class TransposeViewOp(ViewOp):
                           location=parser.op_location)
 
     def verify_(self):
-        source = buffer_type(self, self.source, "source")
-        self.check_inferred(lambda: transpose_type(source, self.int_list("pattern")))
+        self.check_inferred(lambda: transpose_type(self.source.type, self.int_list("pattern")))
 
 
 @INTERPRETER.register(TransposeViewOp)
@@ -436,9 +429,9 @@ class BroadcastViewOp(_SizedView):
     operand per dimension that goes from 1 to ``?``."""
 
     name = "loops.broadcast_view"
-    source = operand()
-    sizes = var_operand()
-    result = result()
+    source = operand(AnyBuffer)
+    sizes = var_operand(Index)
+    result = result(AnyBuffer)
 
     @classmethod
     def build(cls, source: Value, shape, location=None) -> "BroadcastViewOp":
@@ -463,14 +456,10 @@ class BroadcastViewOp(_SizedView):
         return cls.create(operands=[source, *dynamic], result_types=[t], location=location)
 
     def verify_(self):
-        source = buffer_type(self, self.source, "source")
-        out = self.result.type
-        if not isinstance(out, BufferType):
-            raise VerifyError(f"{self.name}: result must be a buffer, got {out}", self)
-        want = self.check_inferred(lambda: broadcast_type(source, out.shape))
+        source = self.source.type
+        want = self.check_inferred(lambda: broadcast_type(source, self.result.type.shape))
         check_count(self, len(self.sizes), len(broadcast_dims(source, want)),
                     "size operand(s), one per dimension broadcast to '?'")
-        check_indices(self, self.sizes, "size")
 
 
 @INTERPRETER.register(BroadcastViewOp)

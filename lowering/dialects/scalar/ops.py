@@ -28,6 +28,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from lowering.ir.attributes import Attribute, FloatAttr, IntAttr
+from lowering.ir.constraints import AnyScalar, Bool, ConstraintVar
 from lowering.ir.core import (COMMUTATIVE, PURE, TERMINATOR, Operation, VerifyError, attr, operand,
                               register_op, result, var_operand)
 from lowering.ir.types import I1, ScalarType, scalar_type_of
@@ -156,10 +157,8 @@ class ScalarOp(Operation):
         return cls.create(operands=operands, result_types=[out], location=location)
 
     def verify_(self):
-        for index, v in enumerate(self.operands):
-            if not isinstance(v.type, ScalarType):
-                raise VerifyError(f"{self.name}: operand #{index} must be a scalar, got {v.type}",
-                                  self)
+        # The operands' element classes a kind accepts and the result type it gives are the
+        # kind's typing rule (``result_element``, shared with the tensor ops), not a constraint.
         try:
             expected = self.result_element([v.type for v in self.operands],
                                            **self.evaluate_attributes())
@@ -216,7 +215,7 @@ class ConstantOp(Operation):
     name = "scalar.constant"
     traits = frozenset({PURE})
     value = attr((IntAttr, FloatAttr))
-    result = result()
+    result = result(AnyScalar)
 
     @classmethod
     def build(cls, value, element: ScalarType, location=None) -> "ConstantOp":
@@ -231,8 +230,6 @@ class ConstantOp(Operation):
     def verify_(self):
         t = self.result.type
         a = self.attributes["value"]
-        if not isinstance(t, ScalarType):
-            raise VerifyError(f"scalar.constant must produce a scalar, got {t}", self)
         if a.type != t:
             raise VerifyError(f"scalar.constant: value type {a.type} differs from result {t}", self)
         if not t.is_float and not (a.value in (0, 1) if t.is_bool else
@@ -255,15 +252,19 @@ class YieldOp(Operation):
 
 class UnaryOp(ScalarOp):
     arity = 1
-    input = operand()
-    result = result()
+    input = operand(AnyScalar)
+    result = result(AnyScalar)
+
+
+# The one element type of the operands of a binary, clip or select op (and a select's result).
+_SAME = ConstraintVar("T", AnyScalar)
 
 
 class BinaryOp(ScalarOp):
     arity = 2
-    lhs = operand()
-    rhs = operand()
-    result = result()
+    lhs = operand(_SAME)
+    rhs = operand(_SAME)
+    result = result(AnyScalar)
 
 
 def _unary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str):
@@ -388,10 +389,10 @@ class ClipOp(ScalarOp):
     kind = "arith"
     numpy_fn = staticmethod(fn.clip)
     is_differentiable = True
-    input = operand()
-    lo = operand()
-    hi = operand()
-    result = result()
+    input = operand(_SAME)
+    lo = operand(_SAME)
+    hi = operand(_SAME)
+    result = result(_SAME)
 
 
 @register_op
@@ -403,10 +404,10 @@ class SelectOp(ScalarOp):
     kind = "select"
     numpy_fn = staticmethod(fn.select)
     is_differentiable = True
-    cond = operand()
-    on_true = operand()
-    on_false = operand()
-    result = result()
+    cond = operand(Bool)
+    on_true = operand(_SAME)
+    on_false = operand(_SAME)
+    result = result(_SAME)
 
     @classmethod
     def result_element(cls, operand_elements, **attrs) -> ScalarType:
@@ -439,8 +440,8 @@ class CastOp(ScalarOp):
     kind = "cast"
     numpy_fn = staticmethod(lambda x, to: np.asarray(x).astype(to.dtype))
     is_differentiable = True
-    input = operand()
-    result = result()
+    input = operand(AnyScalar)
+    result = result(AnyScalar)
 
     @classmethod
     def result_element(cls, operand_elements, to: ScalarType | None = None, **attrs) -> ScalarType:

@@ -10,43 +10,83 @@ that infers the result type from its operands (so the front end and rewrites nev
 """
 from __future__ import annotations
 
+import contextlib
+from typing import ClassVar
+
 import numpy as np
 
 from lowering.ir.attributes import DenseAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import PURE, Operation, VerifyError, attr, register_op, result
 from lowering.ir.interpreter import INTERPRETER
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import TensorType
 
 
-# Canonicalization patterns by op class, filled by ``add_canonicalization_pattern`` (the patterns
-# live in ``canonical.py``, away from the op definitions); a class also gets its bases' patterns.
-_CANONICALIZATION_PATTERNS: dict[type, list] = {}
+@contextlib.contextmanager
+def op_errors(name: str, op=None):
+    """Prefix type errors raised inside the block with the op name and attach ``op`` to them.
+
+    >>> try:
+    ...     with op_errors("tensor.x"):
+    ...         raise VerifyError("bad axis")
+    ... except VerifyError as e:
+    ...     print(e)
+    tensor.x: bad axis
+    """
+    try:
+        yield
+    except VerifyError as exc:
+        message = exc.message if exc.message.startswith(name) else f"{name}: {exc.message}"
+        raise type(exc)(message, op if op is not None else exc.op) from None
 
 
-def add_canonicalization_pattern(op_class: type, pattern) -> None:
-    """Make ``pattern`` one of the canonicalization patterns of ``op_class`` and its subclasses.
+def check_result_type(op, expected: TensorType, value_dependent: bool = False) -> None:
+    """Verify that ``op``'s result has the inferred type.
+
+    With ``value_dependent`` a static size may stand where inference gives ``?`` and vice versa
+    (sizes computed from operand values), but two different static sizes are an error.
+    """
+    got = op.result.type
+    if not isinstance(got, TensorType):
+        raise VerifyError(f"{op.name}: result must be a tensor, got {got}", op)
+    same = got == expected
+    if value_dependent and not same:
+        same = (got.element == expected.element and got.rank == expected.rank
+                and all(a is None or b is None or a == b for a, b in zip(got.shape, expected.shape)))
+    if not same:
+        raise VerifyError(f"{op.name}: result type {got} differs from the inferred {expected}", op)
+
+
+class TensorOp(Operation):
+    """A pure op on tensors. Subclasses implement ``build`` and ``verify_``; their
+    canonicalization patterns live in ``canonical.py`` (``add_canonicalization_pattern``).
 
     >>> from lowering.ir.patterns import rewrite_pattern
+    >>> from lowering.ir.traits import CANONICALIZATION_PATTERNS, add_canonicalization_pattern
     >>> p = rewrite_pattern(ConstantOp)(lambda op, rewriter: False)
     >>> add_canonicalization_pattern(ConstantOp, p)
     >>> p in ConstantOp.canonicalization_patterns()
     True
-    >>> _CANONICALIZATION_PATTERNS[ConstantOp].remove(p)
+    >>> CANONICALIZATION_PATTERNS[ConstantOp].remove(p)
     """
-    patterns = _CANONICALIZATION_PATTERNS.setdefault(op_class, [])
-    if pattern not in patterns:
-        patterns.append(pattern)
 
+    traits = frozenset({PURE, HAS_CANONICALIZATION_PATTERNS})
+    # Whether the result may have a static size where inference gives '?' and vice versa (sizes
+    # computed from operand values): ``check_result_type``'s ``value_dependent``.
+    value_dependent_type: ClassVar[bool] = False
 
-class TensorOp(Operation):
-    """A pure op on tensors. Subclasses implement ``build`` and ``verify_``."""
+    def inferred_type(self) -> TensorType | None:
+        """The result type that the operands and attributes give (raise VerifyError when they do
+        not go together); None for ops whose ``verify_`` checks their results themselves."""
+        return None
 
-    traits = frozenset({PURE})
-
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        """The patterns registered for this class and its bases (``add_canonicalization_pattern``)."""
-        return [p for klass in cls.__mro__ for p in _CANONICALIZATION_PATTERNS.get(klass, ())]
+    def verify_(self):
+        # Type inference, the one rule most tensor ops have beyond their field constraints.
+        with op_errors(self.name, self):
+            expected = self.inferred_type()
+        if expected is not None:
+            check_result_type(self, expected, self.value_dependent_type)
 
     # Folding evaluates the op's interpreter rule when every operand is a constant; results larger
     # than this stay computed at run time instead of bloating the module.
@@ -102,7 +142,7 @@ class ConstantOp(TensorOp):
 
     name = "tensor.constant"
     value = attr(DenseAttr)
-    result = result()
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, array, type: TensorType | None = None, location=None) -> "ConstantOp":
@@ -111,10 +151,9 @@ class ConstantOp(TensorOp):
                           location=location)
 
     def verify_(self):
+        # The result type relates to the attribute's value: its element type, a shape it fits.
         t = self.result.type
         dense = self.attributes["value"]
-        if not isinstance(t, TensorType):
-            raise VerifyError("tensor.constant must produce a tensor", self)
         if t.element != dense.type.element:
             raise VerifyError(f"value element type {dense.type.element} differs from result {t}", self)
         if not t.accepts_shape(dense.array.shape):

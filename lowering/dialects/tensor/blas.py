@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
-from .base import TensorOp
-from .shape_ops import check_result_type, fit_result, format_shape, op_errors
+from .base import TensorOp, op_errors
+from .shape_ops import fit_result, format_shape
 from .typing import ShapeError, tensor_of
 
 
@@ -85,12 +86,12 @@ def _gemm_type(ct: TensorType, alpha: TensorType, at: TensorType, bt: TensorType
 class _ScaledProductOp(TensorOp):
     """Shared parts of gemv and gemm: ``acc`` accumulates ``alpha * (lhs @ rhs)``."""
 
-    acc = operand()
-    alpha = operand()
-    lhs = operand()
-    rhs = operand()
-    beta = operand()
-    result = result()
+    acc = operand(AnyTensor)
+    alpha = operand(AnyTensor)
+    lhs = operand(AnyTensor)
+    rhs = operand(AnyTensor)
+    beta = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @staticmethod
     def infer(*types) -> TensorType:  # pragma: no cover - overridden
@@ -104,10 +105,8 @@ class _ScaledProductOp(TensorOp):
             rtype = cls.infer(*[tensor_of(v) for v in operands])
         return cls.create(operands, [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = self.infer(*[tensor_of(v) for v in self.operands])
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return self.infer(*[v.type for v in self.operands])
 
 
 @register_op

@@ -37,9 +37,10 @@ import numpy as np
 from lowering.ir.core import COMMUTATIVE, PURE, OpResult, Operation, Value, VerifyError
 from lowering.ir.patterns import FunctionPattern
 from lowering.ir.rewriter import Rewriter
+from lowering.ir.traits import add_canonicalization_pattern
 from lowering.ir.types import TensorType
 
-from .base import ConstantOp, add_canonicalization_pattern
+from .base import ConstantOp
 from .blas import GemmOp, GemvOp
 from .elementwise import AddOp, CastOp, DivOp, ElementwiseOp, MulOp, NegOp, PowOp, SubOp
 from .fused import FusedOp
@@ -287,8 +288,8 @@ def canonical(*op_classes, benefit: int = 1):
     ...     return False
     >>> never in NegOp.canonicalization_patterns()
     True
-    >>> from lowering.dialects.tensor.base import _CANONICALIZATION_PATTERNS
-    >>> _CANONICALIZATION_PATTERNS[NegOp].remove(never)
+    >>> from lowering.ir.traits import CANONICALIZATION_PATTERNS
+    >>> CANONICALIZATION_PATTERNS[NegOp].remove(never)
     """
     def wrap(fn) -> FunctionPattern:
         pattern = FunctionPattern(fn, op_classes, benefit)

@@ -34,6 +34,7 @@ import numpy as np
 from lowering.ir.attributes import IntAttr, StringAttr
 from lowering.ir.core import PURE, Value, VerifyError, attr, register_op, var_operand, var_result
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -87,7 +88,7 @@ class CustomOp(TensorOp):
     Python code. Pure (as Theano's ops are): unused results may be removed."""
 
     name = "tensor.custom"
-    traits = frozenset({PURE})
+    traits = frozenset({PURE, HAS_CANONICALIZATION_PATTERNS})
     inputs = var_operand()
     outputs = var_result()
     key = attr(IntAttr)

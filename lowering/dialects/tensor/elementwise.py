@@ -23,8 +23,10 @@ import numpy as np
 
 from lowering.dialects import scalar
 from lowering.ir.attributes import TypeAttr
-from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
+from lowering.ir.core import (ELEMENTWISE, PURE, Value, VerifyError, attr, operand, register_op,
+                              result)
 from lowering.ir.interpreter import INTERPRETER
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import ScalarType, TensorType
 
 from .base import TensorOp
@@ -41,6 +43,7 @@ class ElementwiseOp(TensorOp):
     ``None`` when no gradient flows); ``grad`` sums them back to each operand's type.
     """
 
+    traits = frozenset({PURE, ELEMENTWISE, HAS_CANONICALIZATION_PATTERNS})
     scalar_op: ClassVar[type[scalar.ScalarOp]]
     short: ClassVar[str] = ""
     partials: ClassVar[Callable | None] = None
@@ -178,7 +181,8 @@ def _define(base, scalar_op, partials=None):
     short = scalar_op.short
     doc = f"``tensor.{short}``, elementwise: {scalar_op.__doc__}"
     cls = type(scalar_op.__name__, (base,), {
-        "name": f"tensor.{short}", "scalar_op": scalar_op, "traits": scalar_op.traits,
+        "name": f"tensor.{short}", "scalar_op": scalar_op,
+        "traits": scalar_op.traits | {ELEMENTWISE, HAS_CANONICALIZATION_PATTERNS},
         "partials": staticmethod(partials) if partials else None, "__doc__": doc,
         "__module__": __name__})
     return register_op(cls)

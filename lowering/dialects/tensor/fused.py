@@ -43,6 +43,7 @@ from lowering.ir.attributes import ArrayAttr, BoolAttr, DictAttr, IntAttr, Strin
 from lowering.ir.core import (ISOLATED, PURE, Block, OpResult, Operation, Region, Value,
                               VerifyError, attr, region, register_op, var_operand, var_result)
 from lowering.ir.interpreter import INTERPRETER
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS
 from lowering.ir.types import ScalarType, TensorType
 
 from .base import TensorOp
@@ -178,7 +179,8 @@ class FusedOp(TensorOp):
     result optionally reduced (see the module docstring)."""
 
     name = "tensor.fused"
-    traits = frozenset({PURE, ISOLATED})  # the body reads only its arguments
+    # The body reads only its arguments.
+    traits = frozenset({PURE, ISOLATED, HAS_CANONICALIZATION_PATTERNS})
     inputs = var_operand()
     outputs = var_result()
     body = region()

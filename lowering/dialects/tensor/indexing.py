@@ -43,13 +43,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, IntAttr, StringAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
-from .base import ConstantOp, TensorOp
-from .shape_ops import (check_result_type, fit_result, format_shape, match_type, op_errors,
-                        scalar_constant, zeros_like)
+from .base import ConstantOp, TensorOp, op_errors
+from .shape_ops import fit_result, format_shape, match_type, scalar_constant, zeros_like
 from .typing import ShapeError, broadcast_dim, tensor_of
 
 # ---------------------------------------------------------------------------------------------
@@ -355,18 +355,16 @@ class _IndexingOp(TensorOp):
         operands = [x] + ([y] if cls.writes else []) + list(indices)
         return cls.create(operands, [rtype], {"spec": encode_spec(entries)}, location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            entries = decode_spec(self.attributes.get("spec"))
-            y = self.value if self.writes else None
-            expected = self._infer(self.input, y, entries, list(self.indices))
-        check_result_type(self, expected)
+    def inferred_type(self):
+        entries = decode_spec(self.attributes.get("spec"))
+        y = self.value if self.writes else None
+        return self._infer(self.input, y, entries, list(self.indices))
 
 
 class _ReadOp(_IndexingOp):
-    input = operand()
-    indices = var_operand()
-    result = result()
+    input = operand(AnyTensor)
+    indices = var_operand(AnyTensor)
+    result = result(AnyTensor)
     spec = attr(ArrayAttr)
 
     @classmethod
@@ -383,10 +381,10 @@ class _ReadOp(_IndexingOp):
 
 class _WriteOp(_IndexingOp):
     writes = True
-    input = operand()
-    value = operand()
-    indices = var_operand()
-    result = result()
+    input = operand(AnyTensor)
+    value = operand(AnyTensor)
+    indices = var_operand(AnyTensor)
+    result = result(AnyTensor)
     spec = attr(ArrayAttr)
 
     @classmethod

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
-from .base import TensorOp
-from .shape_ops import DimShuffleOp, check_result_type, fit_result, format_shape, match_type, op_errors
+from .base import TensorOp, op_errors
+from .shape_ops import DimShuffleOp, fit_result, format_shape, match_type
 from .typing import ShapeError, tensor_of
 
 
@@ -39,9 +40,9 @@ class DotOp(TensorOp):
     """``tensor.dot(a, b)``: contracts the last dim of ``a`` with the first of ``b``."""
 
     name = "tensor.dot"
-    lhs = operand()
-    rhs = operand()
-    result = result()
+    lhs = operand(AnyTensor)
+    rhs = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, a: Value, b: Value, location=None) -> "DotOp":
@@ -49,10 +50,8 @@ class DotOp(TensorOp):
             rtype = _dot_type(tensor_of(a), tensor_of(b))
         return cls.create([a, b], [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _dot_type(tensor_of(self.lhs), tensor_of(self.rhs))
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return _dot_type(self.lhs.type, self.rhs.type)
 
     def grad(self, output_grads):
         from .elementwise import MulOp

@@ -14,12 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.ir.attributes import IntAttr
+from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import TensorType
 
-from .base import TensorOp
-from .shape_ops import check_result_type, fit_result, match_type, op_errors
+from .base import TensorOp, op_errors
+from .shape_ops import fit_result, match_type
 from .typing import normalize_axis, tensor_of
 
 
@@ -33,8 +34,8 @@ def _softmax_type(xt: TensorType, axis: int) -> TensorType:
 
 
 class _SoftmaxBase(TensorOp):
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
     axis = attr(IntAttr)
 
     @classmethod
@@ -44,10 +45,8 @@ class _SoftmaxBase(TensorOp):
             axis = normalize_axis(axis, xt.rank)
         return cls.create([x], [xt], {"axis": IntAttr(axis)}, location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _softmax_type(tensor_of(self.input), self.axis)
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return _softmax_type(self.input.type, self.axis)
 
     @property
     def normalized_axis(self) -> int:

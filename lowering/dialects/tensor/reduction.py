@@ -21,6 +21,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, BoolAttr, IntAttr
+from lowering.ir.constraints import AnyTensor, ArrayAttrOf
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import F64, I64, UI64, ScalarType, TensorType
@@ -36,9 +37,9 @@ class ReductionOp(TensorOp):
     """Base of the reductions: ``reducer`` is the NumPy semantics, ``result_element`` the dtype
     rule."""
 
-    input = operand()
-    result = result()
-    axes = attr(ArrayAttr)
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
+    axes = attr(ArrayAttrOf(IntAttr))
     keepdims = attr(IntAttr, default=0)
 
     # reducer(array, axes, dtype, keepdims) -> the reduced array (NumPy semantics)
@@ -83,11 +84,8 @@ class ReductionOp(TensorOp):
             "axes": ArrayAttr(tuple(IntAttr(a) for a in axes)), "keepdims": BoolAttr(keepdims)})
 
     def verify_(self):
-        axes = self.axes
-        if not all(isinstance(a, int) for a in axes):
-            raise VerifyError(f"{self.name}: axes must be integers, got {list(axes)}", self)
         try:
-            expected = self.infer_type(self.input.type, axes, bool(self.keepdims))
+            expected = self.infer_type(self.input.type, self.axes, bool(self.keepdims))
         except VerifyError as exc:
             raise VerifyError(exc.message, self) from None
         if self.result.type != expected:

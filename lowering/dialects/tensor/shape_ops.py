@@ -17,18 +17,18 @@ would now find a static size, but never two different static sizes.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
 
 from lowering.ir.attributes import ArrayAttr, DenseAttr, IntAttr
+from lowering.ir.constraints import AnyTensor, TensorOf
 from lowering.ir.core import OpResult, Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.sizes import check_allocation
 from lowering.ir.types import I64, ScalarType, TensorType, scalar_type_of
 
-from .base import ConstantOp, TensorOp
+from .base import ConstantOp, TensorOp, op_errors
 from .typing import ShapeError, normalize_axis, tensor_of
 
 # ---------------------------------------------------------------------------------------------
@@ -43,41 +43,6 @@ def format_shape(shape) -> str:
     """
     dims = ["?" if d is None else str(d) for d in shape]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
-
-
-@contextlib.contextmanager
-def op_errors(name: str, op=None):
-    """Prefix type errors raised inside the block with the op name and attach ``op`` to them.
-
-    >>> try:
-    ...     with op_errors("tensor.x"):
-    ...         raise VerifyError("bad axis")
-    ... except VerifyError as e:
-    ...     print(e)
-    tensor.x: bad axis
-    """
-    try:
-        yield
-    except VerifyError as exc:
-        message = exc.message if exc.message.startswith(name) else f"{name}: {exc.message}"
-        raise type(exc)(message, op if op is not None else exc.op) from None
-
-
-def check_result_type(op, expected: TensorType, value_dependent: bool = False) -> None:
-    """Verify that ``op``'s result has the inferred type.
-
-    With ``value_dependent`` a static size may stand where inference gives ``?`` and vice versa
-    (sizes computed from operand values), but two different static sizes are an error.
-    """
-    got = op.result.type
-    if not isinstance(got, TensorType):
-        raise VerifyError(f"{op.name}: result must be a tensor, got {got}", op)
-    same = got == expected
-    if value_dependent and not same:
-        same = (got.element == expected.element and got.rank == expected.rank
-                and all(a is None or b is None or a == b for a, b in zip(got.shape, expected.shape)))
-    if not same:
-        raise VerifyError(f"{op.name}: result type {got} differs from the inferred {expected}", op)
 
 
 def fit_result(op, value, index: int = 0) -> np.ndarray:
@@ -225,8 +190,8 @@ class DimShuffleOp(TensorOp):
     """
 
     name = "tensor.dimshuffle"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
     pattern = attr(ArrayAttr)
 
     @classmethod
@@ -237,10 +202,8 @@ class DimShuffleOp(TensorOp):
         return cls.create([x], [rtype], {"pattern": ArrayAttr(tuple(IntAttr(int(p)) for p in pattern))},
                           location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _dimshuffle_type(tensor_of(self.input), self.pattern)
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return _dimshuffle_type(self.input.type, self.pattern)
 
     def grad(self, output_grads):
         from .gradutil import is_differentiable_type
@@ -327,9 +290,9 @@ class ReshapeOp(TensorOp):
     """
 
     name = "tensor.reshape"
-    input = operand()
-    shape = operand()
-    result = result()
+    input = operand(AnyTensor)
+    shape = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, x: Value, shape, ndim: int | None = None, location=None) -> "ReshapeOp":
@@ -349,10 +312,10 @@ class ReshapeOp(TensorOp):
                 raise VerifyError(f"ndim={ndim} differs from the length {rtype.rank} of the shape")
         return cls.create([x, shape], [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _reshape_type(tensor_of(self.input), self.shape)
-        check_result_type(self, expected, value_dependent=True)
+    value_dependent_type = True
+
+    def inferred_type(self):
+        return _reshape_type(self.input.type, self.shape)
 
     def grad(self, output_grads):
         from .gradutil import is_differentiable_type
@@ -397,8 +360,8 @@ class ShapeOp(TensorOp):
     """
 
     name = "tensor.shape"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, x: Value, location=None) -> "ShapeOp":
@@ -406,9 +369,8 @@ class ShapeOp(TensorOp):
             rank = tensor_of(x).rank
         return cls.create([x], [TensorType((rank,), I64)], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            check_result_type(self, TensorType((tensor_of(self.input).rank,), I64))
+    def inferred_type(self):
+        return TensorType((self.input.type.rank,), I64)
 
     def fold(self):
         shape = self.input.type.shape
@@ -437,8 +399,8 @@ class ShapeIOp(TensorOp):
     """
 
     name = "tensor.shape_i"
-    input = operand()
-    result = result()
+    input = operand(AnyTensor)
+    result = result(TensorType((), I64))
     axis = attr(IntAttr)
 
     @classmethod
@@ -451,11 +413,10 @@ class ShapeIOp(TensorOp):
         return cls.create([x], [TensorType((), I64)], {"axis": IntAttr(axis)}, location=location)
 
     def verify_(self):
-        with op_errors(self.name, self):
-            rank = tensor_of(self.input).rank
-            if not 0 <= self.axis < rank:
-                raise VerifyError(f"axis {self.axis} is out of range for a tensor of rank {rank}")
-        check_result_type(self, TensorType((), I64))
+        rank = self.input.type.rank
+        if not 0 <= self.axis < rank:
+            raise VerifyError(f"{self.name}: axis {self.axis} is out of range for a tensor of "
+                              f"rank {rank}", self)
 
     def fold(self):
         size = self.input.type.shape[self.axis]
@@ -482,8 +443,8 @@ class MakeVectorOp(TensorOp):
     """
 
     name = "tensor.make_vector"
-    elements = var_operand()
-    result = result()
+    elements = var_operand(AnyTensor)
+    result = result(TensorOf(rank=1))
 
     @classmethod
     def build(cls, *elements: Value, dtype=None, location=None) -> "MakeVectorOp":
@@ -499,13 +460,10 @@ class MakeVectorOp(TensorOp):
             _check_make_vector(elements, rtype)
         return cls.create(list(elements), [rtype], location=location)
 
-    def verify_(self):
-        rtype = self.result.type
-        with op_errors(self.name, self):
-            if not isinstance(rtype, TensorType) or rtype.rank != 1:
-                raise VerifyError(f"result must be a rank-1 tensor, got {rtype}")
-            _check_make_vector(self.operands, rtype)
-        check_result_type(self, TensorType((len(self.operands),), rtype.element))
+    def inferred_type(self):
+        rtype = self.result.type  # a rank-1 tensor: its element type is the op's choice
+        _check_make_vector(self.operands, rtype)
+        return TensorType((len(self.operands),), rtype.element)
 
     def grad(self, output_grads):
         from .gradutil import is_differentiable_type
@@ -569,9 +527,9 @@ class AllocOp(TensorOp):
     """
 
     name = "tensor.alloc"
-    value = operand()
-    dims = var_operand()
-    result = result()
+    value = operand(AnyTensor)
+    dims = var_operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, value: Value, *dims, location=None) -> "AllocOp":
@@ -581,10 +539,10 @@ class AllocOp(TensorOp):
             rtype = _alloc_type(tensor_of(value), dims)
         return cls.create([value, *dims], [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _alloc_type(tensor_of(self.value), self.dims)
-        check_result_type(self, expected, value_dependent=True)
+    value_dependent_type = True
+
+    def inferred_type(self):
+        return _alloc_type(self.value.type, self.dims)
 
     def grad(self, output_grads):
         from .gradutil import is_differentiable_type
@@ -636,9 +594,9 @@ class FillOp(TensorOp):
     """
 
     name = "tensor.fill"
-    model = operand()
-    value = operand()
-    result = result()
+    model = operand(AnyTensor)
+    value = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, model: Value, value: Value, location=None) -> "FillOp":
@@ -646,10 +604,8 @@ class FillOp(TensorOp):
             rtype = _fill_type(tensor_of(model), tensor_of(value))
         return cls.create([model, value], [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _fill_type(tensor_of(self.model), tensor_of(self.value))
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return _fill_type(self.model.type, self.value.type)
 
     def grad(self, output_grads):
         from .gradutil import is_differentiable_type
@@ -749,10 +705,10 @@ class ArangeOp(TensorOp):
     """
 
     name = "tensor.arange"
-    start = operand()
-    stop = operand()
-    step = operand()
-    result = result()
+    start = operand(AnyTensor)
+    stop = operand(AnyTensor)
+    step = operand(AnyTensor)
+    result = result(AnyTensor)
 
     @classmethod
     def build(cls, start: Value, stop: Value, step: Value, location=None) -> "ArangeOp":
@@ -760,10 +716,10 @@ class ArangeOp(TensorOp):
             rtype = _arange_type(start, stop, step)
         return cls.create([start, stop, step], [rtype], location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _arange_type(self.start, self.stop, self.step)
-        check_result_type(self, expected, value_dependent=True)
+    value_dependent_type = True
+
+    def inferred_type(self):
+        return _arange_type(self.start, self.stop, self.step)
 
     def grad(self, output_grads):
         return [None, None, None]
@@ -820,8 +776,8 @@ class ConcatenateOp(TensorOp):
     """
 
     name = "tensor.concatenate"
-    inputs = var_operand()
-    result = result()
+    inputs = var_operand(AnyTensor)
+    result = result(AnyTensor)
     axis = attr(IntAttr)
 
     @classmethod
@@ -837,10 +793,8 @@ class ConcatenateOp(TensorOp):
             rtype = _concatenate_type(types, axis)
         return cls.create(list(xs), [rtype], {"axis": IntAttr(axis)}, location=location)
 
-    def verify_(self):
-        with op_errors(self.name, self):
-            expected = _concatenate_type([tensor_of(x) for x in self.operands], self.axis)
-        check_result_type(self, expected)
+    def inferred_type(self):
+        return _concatenate_type([x.type for x in self.operands], self.axis)
 
     def grad(self, output_grads):
         from .elementwise import AddOp

@@ -116,7 +116,7 @@ def test_transfer_inside_a_kernel():
     (f'%d = "gpu.to_host"(%h) : ({HOST}) -> {HOST}',
      'gpu.to_host: operand must be a buffer in space "device"'),
     ('%d = "gpu.to_device"(%n) : (index) -> index',
-     "gpu.to_device: operand must be a tensor or a buffer, got index"),
+     "gpu.to_device: the input must be a tensor or a buffer, got index"),
     ('%c = "tensor.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<2xf32>\n'
      '%d = "gpu.to_device"(%c) : (tensor<2xf32>) -> tensor<3xf32>',
      "a tensor keeps its type, result tensor<3xf32> should be tensor<2xf32>"),
@@ -128,12 +128,16 @@ def test_transfer_types(op, message):
 
 
 @pytest.mark.parametrize("a, b, message", [
-    ("!loops.buffer<?xf32, strides=[2]>", "!loops.buffer<?xf32>", "source must be contiguous"),
-    ("!loops.buffer<?xf32>", "!loops.buffer<?xf64>", "element types differ: f32 and f64"),
-    ("!loops.buffer<3xf32>", "!loops.buffer<4xf32>", "shapes differ: 3 and 4"),
+    ("!loops.buffer<?xf32, strides=[2]>", "!loops.buffer<?xf32>",
+     r"the source must be a contiguous buffer .*, got !loops.buffer<\?xf32, strides=\[2\]>"),
+    ("!loops.buffer<?xf32>", "!loops.buffer<?xf64>", 
+     r"the target must be a contiguous buffer of f32 of shape \?.*, got !loops.buffer<\?xf64>"),
+    ("!loops.buffer<3xf32>", "!loops.buffer<4xf32>", 
+     "the target must be a contiguous buffer of f32 of shape 3 .*, got !loops.buffer<4xf32>"),
     ("!loops.buffer<3xf32>", '!loops.buffer<3xf32, space="shared">',
-     'target must be in space "host" or "device"'),
-    ("index", HOST, "source must be a buffer, got index"),
+     'the target must be .* in space "host" or "device", got .*space="shared"'),
+    ("index", HOST,
+     'the source must be a contiguous buffer in space "host" or "device", got index'),
 ])
 def test_memcpy_operands(a, b, message):
     check_fails(module(f'"gpu.memcpy"(%a, %b) : ({a}, {b}) -> ()', host_args=(("a", a), ("b", b))),
@@ -169,26 +173,26 @@ def test_kernels(kernel_text, message):
 
 def test_gpu_func_outside_a_gpu_module():
     text = '"builtin.module"() ({\n' + kernel("", args=(("x", "f32"),)) + "\n}) : () -> ()"
-    check_fails(text, "gpu.func @k must be placed in a gpu.module, found in builtin.module")
+    check_fails(text, "gpu.func must be directly inside gpu.module, found in builtin.module")
 
 
 def test_gpu_module_outside_a_builtin_module():
     inner = '"gpu.module"() ({\n^bb0:\n}) {sym_name = "inner"} : () -> ()'
     text = f'"builtin.module"() ({{\n"gpu.module"() ({{\n{inner}\n}}) {{sym_name = "outer"}} ' \
            f': () -> ()\n}}) : () -> ()'
-    check_fails(text, "gpu.module must be placed in a builtin.module, found in gpu.module")
+    check_fails(text, "gpu.module must be directly inside builtin.module, found in gpu.module")
 
 
 def test_return_and_terminator_placement():
     launch_ending_in_return = ('"gpu.launch"(%n, %n, %n, %n, %n, %n) ({\n'
                                ' "gpu.return"() : () -> ()\n}) ' f': {SIZES}) -> ()')
     check_fails(module(launch_ending_in_return),
-                "gpu.return must end the body of a gpu.func, found in gpu.launch")
+                "gpu.return must be directly inside gpu.func, found in gpu.launch")
     kernel_ending_in_terminator = (
         '"gpu.func"() ({\n^bb0(%x: f32):\n "gpu.terminator"() : () -> ()\n}) '
         '{sym_name = "k", function_type = (f32) -> (), kernel} : () -> ()')
     check_fails(module("", kernels=kernel_ending_in_terminator),
-                "gpu.terminator must end the body of a gpu.launch, found in gpu.func")
+                "gpu.terminator must be directly inside gpu.launch, found in gpu.func")
 
 
 @pytest.mark.parametrize("launch, message", [
@@ -211,7 +215,7 @@ def test_launch_sizes_must_be_index():
                   f'"gpu.launch_func"(%n, %n, %n, %n, %i, %n, %d, %n) '
                   f'{{module = @kernels, kernel = @k}} : (index, index, index, index, i32, index, '
                   f'{DEV}, index) -> ()', kernels=kernel(""))
-    check_fails(text, "gpu.launch_func: block size #1 must be index, got i32")
+    check_fails(text, "gpu.launch_func: the block_y must be index, got i32")
 
 
 def test_launch_func_outside_a_module():
@@ -243,33 +247,36 @@ def test_launch_structure_is_checked():
 
 @pytest.mark.parametrize("op, message", [
     ('%t = "gpu.thread_id"() {dimension = "w"} : () -> index',
-     'gpu.thread_id: dimension must be "x", "y" or "z", got \'w\''),
+     "gpu.thread_id: attribute 'dimension' must be one of x, y, z, got 'w'"),
     ('%t = "gpu.block_id"() {dimension = "x"} : () -> i64',
-     "gpu.block_id: result type i64 should be index"),
+     "gpu.block_id: the result must be index, got i64"),
     ('%s = "gpu.shared_alloc"() : () -> !loops.buffer<?xf32, space="shared">',
-     "shared memory has a static size"),
+     'the result must be a static contiguous buffer with offset 0 in space "shared", got '
+     r'!loops.buffer<\?xf32, space="shared">'),
     ('%s = "gpu.shared_alloc"() : () -> !loops.buffer<4xf32, space="device">',
-     'result must be in space "shared"'),
+     'the result must be .* in space "shared", got !loops.buffer<4xf32, space="device">'),
     ('%s = "gpu.shared_alloc"() : () -> !loops.buffer<4xf32, offset=2, space="shared">',
-     "shared memory is contiguous with offset 0"),
-    ('%s = "gpu.shared_alloc"() : () -> index', "result must be a buffer, got index"),
+     'the result must be a static contiguous buffer with offset 0 in space "shared", got '
+     '!loops.buffer<4xf32, offset=2, space="shared">'),
+    ('%s = "gpu.shared_alloc"() : () -> index', "the result must be .*, got index"),
     (f'%v = "scalar.constant"() {{value = 1.0 : f32}} : () -> f32\n'
      f'%o = "gpu.atomic_rmw"(%v, %x, %n) {{kind = "mul"}} : (f32, {DEV}, index) -> f32',
-     "kind must be one of add, max, min, exch, got 'mul'"),
+     "attribute 'kind' must be one of add, max, min, exch, got 'mul'"),
     (f'%v = "scalar.constant"() {{value = 1.0 : f64}} : () -> f64\n'
      f'%o = "gpu.atomic_rmw"(%v, %x, %n) {{kind = "add"}} : (f64, {DEV}, index) -> f64',
-     "value has type f64, the buffer holds f32"),
+     r"the buffer must be a buffer of f64 .*, got !loops.buffer<\?xf32, space=\"device\">"),
     (f'%v = "scalar.constant"() {{value = 1.0 : f32}} : () -> f32\n'
      f'%o = "gpu.atomic_rmw"(%v, %x, %n, %n) {{kind = "add"}} : (f32, {DEV}, index, index) -> f32',
      r"expected 1 index operand\(s\) for a rank-1 buffer, got 2"),
     (f'%v = "scalar.constant"() {{value = 1.0 : f32}} : () -> f32\n'
      f'%o = "gpu.atomic_rmw"(%v, %x, %n) {{kind = "add"}} : (f32, {DEV}, index) -> f64',
-     "result type f64 should be f32"),
+     "the result must be f32, got f64"),
     ('%v = "scalar.constant"() {value = 1.0 : f32} : () -> f32\n'
      '%s = "gpu.shared_alloc"() : () -> !loops.buffer<4xf32, space="shared">\n'
      '%i = "scalar.constant"() {value = 1 : i32} : () -> i32\n'
      '%o = "gpu.atomic_rmw"(%v, %s, %i) {kind = "min"} : '
-     '(f32, !loops.buffer<4xf32, space="shared">, i32) -> f32', "index #0 must be index, got i32"),
+     '(f32, !loops.buffer<4xf32, space="shared">, i32) -> f32',
+     "indices #0 must be index, got i32"),
 ])
 def test_device_op_rules(op, message):
     check_fails(module("", kernels=kernel(op)), message)
@@ -287,8 +294,9 @@ def test_atomic_rules_without_parsing():
     exch = body.append(AtomicRmwOp.build("exch", flag, flags, [i]))
     exch.verify_()
     on_host = body.append(AtomicRmwOp.build("add", v, host, [i]))
-    with pytest.raises(VerifyError, match='the buffer must be in space "device" or "shared"'):
-        on_host.verify_()
+    with pytest.raises(VerifyError, match='the buffer must be a buffer of f32 in space "device" '
+                                          'or "shared", got !loops.buffer<2xf32>'):
+        on_host.verify_structure()
 
 
 def test_builders_reject_bad_arguments():

@@ -56,11 +56,11 @@ func.func @main(%n: index, %x: f32) {
 // -----
 
 // Shared memory has a static size.
-// CHECK: gpu.shared_alloc: shared memory has a static size
+// CHECK: gpu.shared_alloc: the result must be a static contiguous buffer
 "gpu.module"() ({
   "gpu.func"() ({
   ^bb0(%n: index):
-    // expected-error @+1 {{gpu.shared_alloc: shared memory has a static size, but !loops.buffer<?xf32, space="shared"> has run-time dimension(s)}}
+    // expected-error @+1 {{gpu.shared_alloc: the result must be a static contiguous buffer with offset 0 in space "shared", got !loops.buffer<?xf32, space="shared">}}
     %s = "gpu.shared_alloc"() : () -> !loops.buffer<?xf32, space="shared">
     "gpu.return"() : () -> ()
   }) {sym_name = "k", function_type = (index) -> (), kernel} : () -> ()
@@ -79,11 +79,11 @@ func.func @back(%d: !loops.buffer<?xf32, space="device">) {
 // -----
 
 // Atomics know four kinds.
-// CHECK: gpu.atomic_rmw: kind must be one of add, max, min, exch, got 'sub'
+// CHECK: gpu.atomic_rmw: attribute 'kind' must be one of add, max, min, exch, got 'sub'
 "gpu.module"() ({
   "gpu.func"() ({
   ^bb0(%x: !loops.buffer<?xf32, space="device">, %v: f32, %i: index):
-    // expected-error @+1 {{gpu.atomic_rmw: kind must be one of add, max, min, exch, got 'sub'}}
+    // expected-error @+1 {{gpu.atomic_rmw: attribute 'kind' must be one of add, max, min, exch, got 'sub'}}
     %o = "gpu.atomic_rmw"(%v, %x, %i) {kind = "sub"} : (f32, !loops.buffer<?xf32, space="device">, index) -> f32
     "gpu.return"() : () -> ()
   }) {sym_name = "k", function_type = (!loops.buffer<?xf32, space="device">, f32, index) -> (), kernel} : () -> ()
