@@ -39,6 +39,7 @@ and reads a trailing ``loc(...)`` itself. Hooks and dialect types use these publ
 - ``parse_attribute()``, ``parse_attr_dict()`` (``{a = 1, flag}``),
   ``parse_optional_attr_dict(keyword=None)``.
 - ``parse_operand()`` → ``OperandRef``; ``parse_operand_list()`` (possibly empty);
+  ``at_result_names()`` (the next tokens are the result names of another op);
   ``resolve_operand(ref, type)``, ``resolve_operands(refs, types)`` → values (checking types).
 - ``parse_block_arg()`` → ``(OperandRef, type)`` for ``%x: f32``;
   ``parse_region(entry_args=None)``: with a list of ``(OperandRef, type)`` the entry block is
@@ -711,6 +712,22 @@ class Parser:
         while self.accept(","):
             refs.append(self.parse_operand())
         return refs
+
+    def at_result_names(self) -> bool:
+        """Whether the next tokens name the results of the next op (``%a, %b:2 =``), not
+        operands: a variadic operand list that may be empty stops there."""
+        kinds, texts = self._kinds, self._texts
+        i = self._i
+        while kinds[i] == _VALUE:
+            i += 1
+            if texts[i] == ":" and kinds[i + 1] == _NUMBER:
+                i += 2
+            if texts[i] == "=":
+                return True
+            if texts[i] != ",":
+                return False
+            i += 1
+        return False
 
     def parse_block_arg(self) -> tuple[OperandRef, Type]:
         """``%x: type``, an argument to define (see ``parse_region``)."""

@@ -1,0 +1,707 @@
+"""Declarative assembly formats: an op's pretty printer and parser, generated from one string.
+
+An op class declares its pretty form in the style of MLIR's ODS ``assemblyFormat``::
+
+    class ExpOp(Operation):
+        name = "tensor.exp"
+        input = operand()
+        result = result()
+        assembly_format = "$input attr-dict : type($input, $result)"
+
+which prints and parses ``%1 = tensor.exp %0 : tensor<?x?xf32>``. The format is compiled once,
+when the class is defined; an unknown field or a malformed format is an error then, naming the op
+and the directive. The directives:
+
+- ``$name``: an operand (``%x``; a variadic operand is a comma list, possibly empty), an
+  attribute (its attribute syntax; an ``IntAttr`` field is a bare ``i64`` integer, and a nested
+  ``i64`` integer drops its ``: i64`` too) or a region (``{ ... }``, entry block labelled).
+- ``symbol($name)``: a string attribute written as a symbol, ``@name``.
+- ``type($x)``: the type of operand or result ``x`` (of a variadic one, a comma list of types);
+  ``type($a, $b, ...)``: one type that all of these values share, written once;
+  ``type(operands)``, ``type(results)``: every operand's (result's) type, a comma list.
+- ``functional-type(operands, results)``: ``(t, t) -> t``; each argument is ``operands``,
+  ``results`` or one variadic field.
+- ``attr-dict``: the attributes no other directive prints, `` {a = 1}`` (nothing when none);
+  ``attr-dict-with-keyword``: the same after ``attributes`` (for ops whose regions follow).
+- Literals: punctuation as is (``: , -> = [ ] < >``); keywords and parentheses in backticks
+  (`` `to` ``, `` `(` ``).
+- ``( ... )?``: an optional group, printed when its anchor is present: the element marked ``^``,
+  else its first field; the anchor is a variadic operand (present when not empty) or an
+  optional attribute (present when set; a unit attribute prints nothing but the group's
+  literals). The group's first element is a literal or an operand, which tells the parser
+  whether the group is there.
+
+Every operand, result and region appears in the format with its type, and ``attr-dict`` once. An
+op the format cannot spell (a value count or attribute kind the fields do not allow, types that
+differ where the format writes one) is printed in the generic form, which says everything; so
+printing and parsing back always gives the same op.
+
+>>> from lowering.ir.core import Operation, operand, result
+>>> class Twice(Operation):
+...     name = "demo.twice"
+...     x = operand()
+...     out = result()
+...     assembly_format = "$x attr-dict : type($x) -> type($out)"
+>>> [str(e) for e in Twice.compiled_format.elements]
+['$x', 'attr-dict', ':', 'type($x)', '->', 'type($out)']
+"""
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from .attributes import ArrayAttr, Attribute, IntAttr, StringAttr, SymbolRefAttr, UnitAttr
+from .types import I64, FunctionType
+
+
+class FormatError(TypeError):
+    """A malformed assembly format, found when its op class is defined."""
+
+
+# -- elements ----------------------------------------------------------------------------------
+# Each element prints (``text`` or ``write``), checks that an op can be printed (``printable``)
+# and parses into a ``_ParseState``.
+
+_NO_SPACE_BEFORE = frozenset({")", "]", ">", ","})
+_OPENING = frozenset({"(", "[", "<"})
+
+
+class _Element:
+    # How the element sits among its neighbours, for spacing: "word" (a name, a value, a
+    # keyword: an opening bracket follows it without a space), "open" (nothing follows it with a
+    # space), or "" (other).
+    shape: ClassVar[str] = ""
+
+    def printable(self, op) -> bool:
+        return True
+
+    def text(self, op, printer) -> str:
+        raise NotImplementedError
+
+    def write(self, op, printer, space: bool) -> bool:
+        """Print the element (after a space when ``space``); False when it printed nothing."""
+        text = self.text(op, printer)
+        if not text:
+            return False
+        printer.write(" " + text if space and self.space_before(text) else text)
+        return True
+
+    def space_before(self, text: str) -> bool:
+        return True
+
+
+class _Literal(_Element):
+    def __init__(self, text: str):
+        self.literal = text
+        self.shape = "open" if text in _OPENING else "word" if text[0].isalpha() else ""
+
+    def __str__(self):
+        return self.literal
+
+    def text(self, op, printer) -> str:
+        return self.literal
+
+    def space_before(self, text: str) -> bool:
+        return text not in _NO_SPACE_BEFORE
+
+    def parse(self, parser, state) -> None:
+        parser.expect(self.literal, f"in {state.cls.name}")
+
+    def present(self, parser) -> bool:
+        return parser.at(self.literal)
+
+
+class _Operand(_Element):
+    shape = "word"
+
+    def __init__(self, field):
+        self.field = field
+
+    def __str__(self):
+        return "$" + self.field.name
+
+    def text(self, op, printer) -> str:
+        values = getattr(op, self.field.name)
+        if self.field.variadic:
+            return ", ".join(map(printer.value_name, values))
+        return printer.value_name(values)
+
+    def parse(self, parser, state) -> None:
+        if self.field.variadic:
+            refs = [] if parser.at_result_names() else parser.parse_operand_list()
+        else:
+            refs = [parser.parse_operand()]
+        state.refs[self.field.name] = refs
+
+    def present(self, parser) -> bool:
+        return parser.peek_kind() == "value" and not parser.at_result_names()
+
+    def is_set(self, op) -> bool:
+        return len(getattr(op, self.field.name)) > 0
+
+
+def attribute_text(a: Attribute, printer) -> str:
+    """An attribute as a format writes it: ``i64`` integers inside arrays drop their type (a
+    bare integer reads back as ``i64``); a number alone keeps its type, which tells it from a
+    ``:`` that follows.
+
+    >>> from lowering.ir.printer import Printer
+    >>> attribute_text(ArrayAttr((IntAttr(0), ArrayAttr((IntAttr(2),)))), Printer())
+    '[0, [2]]'
+    """
+    if type(a) is ArrayAttr:
+        return "[" + ", ".join(str(x.data) if type(x) is IntAttr and x.type == I64
+                               else attribute_text(x, printer) for x in a.data) + "]"
+    return printer.attribute_text(a)
+
+
+class _Attribute(_Element):
+    def __init__(self, field):
+        self.field = field
+        # An IntAttr field is written as a bare integer (i64), like MLIR's I64Attr.
+        self.bare_int = field.kind_of is IntAttr
+
+    def __str__(self):
+        return "$" + self.field.name
+
+    def printable(self, op) -> bool:
+        a = op.attributes.get(self.field.name)
+        if a is None:
+            return False
+        if self.bare_int:
+            return type(a) is IntAttr and a.type == I64
+        return isinstance(a, self.field.kind_of)
+
+    def text(self, op, printer) -> str:
+        a = op.attributes[self.field.name]
+        if isinstance(a, UnitAttr):
+            return ""
+        return str(a.data) if self.bare_int else attribute_text(a, printer)
+
+    def parse(self, parser, state) -> None:
+        name = self.field.name
+        if self.field.kind_of is UnitAttr:
+            state.attributes[name] = UnitAttr()
+            return
+        at = parser.position()
+        a = IntAttr(parser.parse_integer()) if self.bare_int else parser.parse_attribute()
+        if not isinstance(a, self.field.kind_of):
+            parser.error(f"{state.cls.name}: attribute '{name}' must be "
+                         f"{_kind_name(self.field.kind_of)}, got {a}", at)
+        state.attributes[name] = a
+
+    def is_set(self, op) -> bool:
+        return self.field.name in op.attributes
+
+
+def _kind_name(kind) -> str:
+    return kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+
+
+class _Symbol(_Attribute):
+    shape = "word"
+
+    def __str__(self):
+        return f"symbol(${self.field.name})"
+
+    def printable(self, op) -> bool:
+        a = op.attributes.get(self.field.name)
+        return isinstance(a, StringAttr)
+
+    def text(self, op, printer) -> str:
+        return str(SymbolRefAttr(op.attributes[self.field.name].data))
+
+    def parse(self, parser, state) -> None:
+        state.attributes[self.field.name] = StringAttr(parser.parse_symbol())
+
+
+class _Region(_Element):
+    def __init__(self, field):
+        self.field = field
+
+    def __str__(self):
+        return "$" + self.field.name
+
+    def write(self, op, printer, space: bool) -> bool:
+        if space:
+            printer.write(" ")
+        printer.print_region(getattr(op, self.field.name))
+        return True
+
+    def parse(self, parser, state) -> None:
+        state.regions[self.field.name] = parser.parse_region()
+
+    def present(self, parser) -> bool:
+        return parser.at("{")
+
+
+class _AttrDict(_Element):
+    def __init__(self, keyword: bool):
+        self.keyword = keyword
+        self.named: frozenset = frozenset()  # the attributes other directives print
+
+    def __str__(self):
+        return "attr-dict-with-keyword" if self.keyword else "attr-dict"
+
+    def write(self, op, printer, space: bool) -> bool:
+        rest = {k: v for k, v in op.attributes.items() if k not in self.named}
+        if not rest:
+            return False
+        text = printer.attr_dict_text(rest, self.keyword)
+        printer.write(text if space else text[1:])
+        return True
+
+    def parse(self, parser, state) -> None:
+        at = parser.position()
+        found = parser.parse_optional_attr_dict("attributes" if self.keyword else None)
+        for key in found:
+            if key in state.attributes or key in self.named:
+                parser.error(f"{state.cls.name}: attribute '{key}' is written in the op's "
+                             f"format, not in its attribute dict", at)
+        state.attributes.update(found)
+
+
+# Values a type directive names: ("operand" | "result", field), or ("operands" | "results",
+# None) for all of them.
+
+
+def _values(op, target) -> list:
+    kind, field = target
+    if field is None:
+        return list(op.operands if kind == "operands" else op.results)
+    value = getattr(op, field.name)
+    return list(value) if field.variadic else [value]
+
+
+class _Type(_Element):
+    def __init__(self, targets: list):
+        self.targets = targets
+        self.shared = len(targets) > 1
+
+    def __str__(self):
+        return "type(" + ", ".join(_target_name(t) for t in self.targets) + ")"
+
+    def printable(self, op) -> bool:
+        if not self.shared:
+            return True
+        types = {v.type for t in self.targets for v in _values(op, t)}
+        return len(types) == 1
+
+    def text(self, op, printer) -> str:
+        if self.shared:
+            return printer.type_text(next(v for t in self.targets for v in _values(op, t)).type)
+        return ", ".join(printer.type_text(v.type) for v in _values(op, self.targets[0]))
+
+    def parse(self, parser, state) -> None:
+        if self.shared:
+            found = parser.parse_type()
+            for target in self.targets:
+                state.shared_types[target] = found
+            return
+        target = self.targets[0]
+        count = state.expected_count(target)
+        if count == 0:
+            types = []
+        elif count is None:
+            types = parser.parse_type_list()
+        else:
+            types = [parser.parse_type()]
+            for _ in range(count - 1):
+                parser.expect(",", f"between the types of {_target_name(target)}")
+                types.append(parser.parse_type())
+        state.types[target] = types
+
+
+def _target_name(target) -> str:
+    kind, field = target
+    return kind if field is None else "$" + field.name
+
+
+class _FunctionalType(_Element):
+    def __init__(self, inputs, outputs):
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def __str__(self):
+        return f"functional-type({_target_name(self.inputs)}, {_target_name(self.outputs)})"
+
+    def text(self, op, printer) -> str:
+        inputs = ", ".join(printer.type_text(v.type) for v in _values(op, self.inputs))
+        return f"({inputs}) -> " + printer.results_text(v.type for v in _values(op, self.outputs))
+
+    def parse(self, parser, state) -> None:
+        at = parser.position()
+        found = parser.parse_type()
+        if not isinstance(found, FunctionType):
+            parser.error(f"{state.cls.name}: expected a function type (inputs) -> results, "
+                         f"found {found}", at)
+        state.types[self.inputs] = list(found.inputs)
+        state.types[self.outputs] = list(found.results)
+        state.type_positions[self.inputs] = at
+
+
+class _Group(_Element):
+    def __init__(self, elements: list, anchor):
+        self.elements = elements
+        self.anchor = anchor
+
+    def __str__(self):
+        return "(" + " ".join(str(e) + ("^" if e is self.anchor else "")
+                              for e in self.elements) + ")?"
+
+    def printable(self, op) -> bool:
+        return not self.anchor.is_set(op) or all(e.printable(op) for e in self.elements)
+
+    def write(self, op, printer, space: bool) -> bool:
+        if not self.anchor.is_set(op):
+            return False
+        return _write_all(self.elements, op, printer, space)
+
+    def parse(self, parser, state) -> None:
+        if self.elements[0].present(parser):
+            for element in self.elements:
+                element.parse(parser, state)
+
+
+def _write_all(elements, op, printer, space: bool) -> bool:
+    """Print ``elements`` in order, spaced as MLIR does; whether anything was printed."""
+    printed = False
+    previous = ""
+    for element in elements:
+        if isinstance(element, _Literal) and element.literal in _OPENING and previous == "word":
+            gap = False
+        else:
+            gap = space and previous != "open"
+        if element.write(op, printer, gap):
+            printed = space = True
+            previous = element.shape
+    return printed
+
+
+# -- parsing state -----------------------------------------------------------------------------
+
+
+class _ParseState:
+    def __init__(self, cls, num_results: int):
+        self.cls = cls
+        self.num_results = num_results
+        self.refs: dict[str, list] = {}
+        self.types: dict[tuple, list] = {}
+        self.shared_types: dict[tuple, object] = {}
+        self.type_positions: dict[tuple, int] = {}
+        self.attributes: dict[str, Attribute] = {}
+        self.regions: dict[str, object] = {}
+
+    def expected_count(self, target) -> int | None:
+        """How many types a ``type(...)`` of ``target`` lists, when the text already says."""
+        kind, field = target
+        if kind == "operand":
+            refs = self.refs.get(field.name)
+            return None if refs is None else len(refs)
+        if kind == "operands":
+            if all(f.name in self.refs for f in self.cls._operand_fields):
+                return sum(len(self.refs[f.name]) for f in self.cls._operand_fields)
+            return None
+        fixed = sum(not f.variadic for f in self.cls._result_fields)
+        if kind == "results":
+            return self.num_results or fixed
+        return 1 if not field.variadic else max(self.num_results - fixed, 0)
+
+    def field_types(self, kind: str, fields, count_of) -> dict[str, list]:
+        """The parsed types of each field of ``kind`` ("operand" or "result")."""
+        found: dict[str, list] = {}
+        for field in fields:
+            for target in ((kind, field), (kind + "s", None)):
+                if target in self.shared_types:
+                    found[field.name] = [self.shared_types[target]] * count_of(field)
+                    break
+                if target in self.types:
+                    found[field.name] = self._split(target, field, fields, count_of)
+                    break
+        return found
+
+    def _split(self, target, field, fields, count_of) -> list:
+        types = self.types[target]
+        if target[1] is not None:
+            return types
+        # A whole list (``type(operands)``): the field's part of it.
+        fixed = sum(not f.variadic for f in fields)
+        extra = len(types) - fixed
+        start = 0
+        for f in fields:
+            size = extra if f.variadic else 1
+            if f is field:
+                return types[start:start + size]
+            start += size
+        return []
+
+
+# -- the compiled format -------------------------------------------------------------------------
+
+
+class AssemblyFormat:
+    """A compiled format: ``print`` writes an op after its name, ``parse`` reads one back."""
+
+    def __init__(self, cls, source: str, elements: list):
+        self.cls = cls
+        self.source = source
+        self.elements = elements
+
+    def print(self, op, printer) -> bool | None:
+        """Write the op's pretty form (after its name); False, writing nothing, when the format
+        cannot spell this op (the printer writes the generic form instead)."""
+        if not self._printable(op):
+            return False
+        _write_all(self.elements, op, printer, True)
+        return None
+
+    def _printable(self, op) -> bool:
+        cls = self.cls
+        if len(op.regions) != len(cls._region_fields):
+            return False
+        for fields, values in ((cls._operand_fields, op.operands),
+                               (cls._result_fields, op.results)):
+            fixed = sum(not f.variadic for f in fields)
+            if len(values) < fixed or (len(values) != fixed and not any(
+                    f.variadic for f in fields)):
+                return False
+        return all(e.printable(op) for e in self.elements)
+
+    def parse(self, parser, num_results: int):
+        """Read the op's pretty form (after its name) and create the op."""
+        cls = self.cls
+        state = _ParseState(cls, num_results)
+        start = parser.position()
+        for element in self.elements:
+            element.parse(parser, state)
+        operands = []
+        operand_types = state.field_types("operand", cls._operand_fields,
+                                          lambda f: len(state.refs[f.name]))
+        for field in cls._operand_fields:
+            refs = state.refs[field.name]
+            types = operand_types[field.name]
+            operands += parser.resolve_operands(refs, types, _types_at(state, field, start))
+        result_types = []
+        result_count = self._result_counter(state)
+        found = state.field_types("result", cls._result_fields, result_count)
+        for field in cls._result_fields:
+            result_types += found[field.name]
+        regions = [state.regions[f.name] for f in cls._region_fields]
+        return cls.create(operands, result_types, state.attributes, regions,
+                          location=parser.op_location)
+
+    def _result_counter(self, state):
+        fixed = sum(not f.variadic for f in self.cls._result_fields)
+        return lambda f: 1 if not f.variadic else max(state.num_results - fixed, 0)
+
+
+def _types_at(state, field, default: int) -> int:
+    for target, at in state.type_positions.items():
+        if target[1] is field or target[0] == "operands":
+            return at
+    refs = state.refs[field.name]
+    return refs[0].token if refs else default
+
+
+# -- compiling a format string -------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(?:(?P<var>\$\w+)|`(?P<literal>[^`]+)`|(?P<keyword>[A-Za-z][\w-]*)"
+                    r"|(?P<arrow>->)|(?P<punct>[()?^,:=\[\]<>]))")
+
+
+def compile_format(cls, source: str) -> AssemblyFormat:
+    """Compile ``source`` for op class ``cls``; a ``FormatError`` names the op and the problem."""
+    return _Compiler(cls, source).run()
+
+
+class _Compiler:
+    def __init__(self, cls, source: str):
+        self.cls = cls
+        self.source = source
+        self.tokens: list[tuple[str, str]] = []
+        pos = 0
+        source = source.rstrip()
+        while pos < len(source):
+            m = _TOKEN.match(source, pos)
+            if m is None or m.end() == pos:
+                self.fail(f"unexpected '{source[pos:].strip()[:20]}'")
+            kind = m.lastgroup
+            self.tokens.append((kind, m.group(kind)))
+            pos = m.end()
+        self.i = 0
+        self.fields = {f.name: f for f in (*cls._operand_fields, *cls._result_fields,
+                                           *cls._region_fields, *cls._attr_fields)}
+        self.seen: dict[str, str] = {}     # field name -> the directive that prints it
+        self.typed: set[str] = set()       # operands and results whose type is written
+
+    def fail(self, message: str):
+        raise FormatError(f"{self.cls.name} ({self.cls.__name__}): assembly format "
+                          f"{self.source!r}: {message}")
+
+    def peek(self) -> tuple[str, str]:
+        return self.tokens[self.i] if self.i < len(self.tokens) else ("end", "")
+
+    def take(self) -> tuple[str, str]:
+        token = self.peek()
+        self.i += 1
+        return token
+
+    def expect(self, text: str, where: str) -> None:
+        kind, found = self.take()
+        if found != text:
+            self.fail(f"expected '{text}' {where}, found '{found or 'the end'}'")
+
+    def run(self) -> AssemblyFormat:
+        elements = self.elements(top=True)
+        self.check_complete(elements)
+        return AssemblyFormat(self.cls, self.source, elements)
+
+    def elements(self, top: bool) -> list:
+        out = []
+        while True:
+            kind, text = self.peek()
+            if kind == "end" or text == ")":
+                if not top and kind == "end":
+                    self.fail("an optional group '(' is never closed")
+                if top and text == ")":
+                    self.fail("unbalanced ')'")
+                return out
+            out.append(self.element())
+
+    def element(self) -> _Element:
+        kind, text = self.take()
+        if kind == "var":
+            return self.variable(text[1:])
+        if kind == "literal":
+            return _Literal(text)
+        if kind in ("arrow", "punct") and text not in "()?^":
+            return _Literal(text)
+        if text == "(":
+            return self.group()
+        if kind == "keyword":
+            return self.directive(text)
+        self.fail(f"unexpected '{text}'")
+
+    def variable(self, name: str) -> _Element:
+        field = self.fields.get(name)
+        if field is None:
+            self.fail(f"unknown field '${name}' (fields: "
+                      f"{', '.join('$' + n for n in self.fields) or 'none'})")
+        if field.kind == "result":
+            self.fail(f"'${name}' is a result: results are named before '=', write its type "
+                      f"with type(${name})")
+        self.mark(name, f"${name}")
+        if field.kind == "operand":
+            return _Operand(field)
+        if field.kind == "region":
+            return _Region(field)
+        return _Attribute(field)
+
+    def mark(self, name: str, directive: str) -> None:
+        if name in self.seen:
+            self.fail(f"'{directive}' prints '{name}', which '{self.seen[name]}' prints already")
+        self.seen[name] = directive
+
+    def directive(self, name: str) -> _Element:
+        if name in ("attr-dict", "attr-dict-with-keyword"):
+            if "attr-dict" in self.seen:
+                self.fail(f"'{name}' appears twice")
+            self.seen["attr-dict"] = name
+            return _AttrDict(name == "attr-dict-with-keyword")
+        if name == "type":
+            targets = self.arguments(name)
+            if len(targets) > 1 and any(t[1] is None for t in targets):
+                self.fail("type(operands) and type(results) take no other argument")
+            return _Type(targets)
+        if name == "functional-type":
+            targets = self.arguments(name)
+            if len(targets) != 2:
+                self.fail("functional-type takes two arguments: (inputs, results)")
+            for target in targets:
+                if target[1] is not None and not target[1].variadic:
+                    self.fail(f"functional-type({_target_name(target)}, ...) needs a variadic "
+                              f"field, operands or results")
+            return _FunctionalType(*targets)
+        if name == "symbol":
+            self.expect("(", "after 'symbol'")
+            kind, text = self.take()
+            field = self.fields.get(text[1:]) if kind == "var" else None
+            if field is None or field.kind != "attr" or field.kind_of is not StringAttr:
+                self.fail(f"symbol(...) takes a string attribute field, not '{text}'")
+            self.expect(")", "to end symbol(...)")
+            self.mark(field.name, f"symbol(${field.name})")
+            return _Symbol(field)
+        self.fail(f"unknown directive '{name}'")
+
+    def arguments(self, directive: str) -> list:
+        self.expect("(", f"after '{directive}'")
+        targets = []
+        while True:
+            kind, text = self.take()
+            if kind == "keyword" and text in ("operands", "results"):
+                target = (text, None)
+                fields = self.cls._operand_fields if text == "operands" else \
+                    self.cls._result_fields
+                self.typed.update(f.name for f in fields)
+            elif kind == "var" and text[1:] in self.fields \
+                    and self.fields[text[1:]].kind in ("operand", "result"):
+                field = self.fields[text[1:]]
+                target = (field.kind, field)
+                self.typed.add(field.name)
+            else:
+                self.fail(f"{directive}(...) takes operands, results or an operand or result "
+                          f"field, not '{text}'")
+            targets.append(target)
+            kind, text = self.take()
+            if text == ")":
+                return targets
+            if text != ",":
+                self.fail(f"expected ',' or ')' in {directive}(...), found '{text or 'the end'}'")
+
+    def group(self) -> _Group:
+        anchor = None
+        elements = []
+        while self.peek()[1] not in (")", ""):
+            element = self.element()
+            if self.peek()[1] == "^":
+                self.take()
+                if anchor is not None:
+                    self.fail("an optional group has one anchor '^'")
+                anchor = element
+            elements.append(element)
+        self.expect(")", "to end the optional group")
+        self.expect("?", "after an optional group: '( ... )?'")
+        if not elements:
+            self.fail("an empty optional group")
+        if anchor is None:
+            anchor = next((e for e in elements if isinstance(e, (_Operand, _Attribute))), None)
+        if not (isinstance(anchor, _Operand) and anchor.field.variadic) and not (
+                isinstance(anchor, _Attribute) and anchor.field.optional):
+            self.fail(f"the anchor of optional group {_Group(elements, anchor)} must be a "
+                      f"variadic operand or an optional attribute")
+        if not isinstance(elements[0], (_Literal, _Operand)):
+            self.fail(f"optional group {_Group(elements, anchor)} must start with a literal "
+                      f"or an operand")
+        return _Group(elements, anchor)
+
+    def check_complete(self, elements: list) -> None:
+        if "attr-dict" not in self.seen:
+            self.fail("no 'attr-dict' directive (every format prints the other attributes)")
+        for field in (*self.cls._operand_fields, *self.cls._region_fields):
+            if field.name not in self.seen:
+                self.fail(f"{field.kind} '${field.name}' is not in the format")
+        for field in (*self.cls._operand_fields, *self.cls._result_fields):
+            if field.name not in self.typed:
+                self.fail(f"the type of {field.kind} '${field.name}' is not in the format")
+        named = frozenset(n for n, f in self.fields.items()
+                          if f.kind == "attr" and n in self.seen)
+        for element in _flat(elements):
+            if isinstance(element, _AttrDict):
+                element.named = named
+
+
+def _flat(elements):
+    for element in elements:
+        yield element
+        if isinstance(element, _Group):
+            yield from _flat(element.elements)
