@@ -214,6 +214,9 @@ class _Symbol(_Attribute):
     def parse(self, parser, state) -> None:
         state.attributes[self.field.name] = StringAttr(parser.parse_symbol())
 
+    def present(self, parser) -> bool:
+        return parser.peek_kind() == "symbol"
+
 
 class _Region(_Element):
     def __init__(self, field):
@@ -222,14 +225,21 @@ class _Region(_Element):
     def __str__(self):
         return "$" + self.field.name
 
+    # A region in a format has its entry block: ``{ }`` is one empty block, whose label is
+    # left out unless it has arguments (an op with a region of no blocks prints generically).
+
+    def printable(self, op) -> bool:
+        return bool(getattr(op, self.field.name).blocks)
+
     def write(self, op, printer, space: bool) -> bool:
         if space:
             printer.write(" ")
-        printer.print_region(getattr(op, self.field.name))
+        region = getattr(op, self.field.name)
+        printer.print_region(region, print_entry_block_args=bool(region.block.args))
         return True
 
     def parse(self, parser, state) -> None:
-        state.regions[self.field.name] = parser.parse_region()
+        state.regions[self.field.name] = parser.parse_region(implicit_entry_block=True)
 
     def present(self, parser) -> bool:
         return parser.at("{")
@@ -276,40 +286,45 @@ def _values(op, target) -> list:
 class _Type(_Element):
     def __init__(self, targets: list):
         self.targets = targets
-        self.shared = len(targets) > 1
+        self.several = len(targets) > 1
 
     def __str__(self):
         return "type(" + ", ".join(_target_name(t) for t in self.targets) + ")"
 
     def printable(self, op) -> bool:
-        if not self.shared:
-            return True
-        types = {v.type for t in self.targets for v in _values(op, t)}
-        return len(types) == 1
+        return not self.several or any(_values(op, t) for t in self.targets)
 
     def text(self, op, printer) -> str:
-        if self.shared:
-            return printer.type_text(next(v for t in self.targets for v in _values(op, t)).type)
-        return ", ".join(printer.type_text(v.type) for v in _values(op, self.targets[0]))
+        types = [v.type for t in self.targets for v in _values(op, t)]
+        if self.several and len(set(types)) == 1:
+            return printer.type_text(types[0])  # the type they share, once
+        return ", ".join(map(printer.type_text, types))
 
     def parse(self, parser, state) -> None:
-        if self.shared:
-            found = parser.parse_type()
-            for target in self.targets:
-                state.shared_types[target] = found
+        counts = [state.expected_count(t) for t in self.targets]
+        if self.several:
+            at = parser.position()
+            types = [parser.parse_type()]
+            total = None if None in counts else sum(counts)
+            if total is None or not parser.at(","):
+                for target, count in zip(self.targets, counts):
+                    state.shared_types[target] = types[0]
+                return
+            while len(types) < total:
+                parser.expect(",", f"between the types of {self}")
+                types.append(parser.parse_type())
+            for target, count in zip(self.targets, counts):
+                state.types[target], types = types[:count], types[count:]
+                state.type_positions[target] = at
             return
         target = self.targets[0]
-        count = state.expected_count(target)
-        if count == 0:
-            types = []
-        elif count is None:
-            types = parser.parse_type_list()
-        else:
-            types = [parser.parse_type()]
-            for _ in range(count - 1):
-                parser.expect(",", f"between the types of {_target_name(target)}")
-                types.append(parser.parse_type())
-        state.types[target] = types
+        if target[1] is not None and not target[1].variadic:
+            state.types[target] = [parser.parse_type()]
+        elif counts[0] != 0:
+            # A list: read as many as are written, so that a count that differs from the
+            # values' is reported with both counts.
+            state.type_positions[target] = parser.position()
+            state.types[target] = parser.parse_type_list()
 
 
 def _target_name(target) -> str:
@@ -442,10 +457,12 @@ class _ParseState:
 class AssemblyFormat:
     """A compiled format: ``print`` writes an op after its name, ``parse`` reads one back."""
 
-    def __init__(self, cls, source: str, elements: list):
+    def __init__(self, cls, source: str, elements: list, infers_results: bool):
         self.cls = cls
         self.source = source
         self.elements = elements
+        # Result types the format leaves out come from the class's ``infer_result_types``.
+        self.infers_results = infers_results
 
     def print(self, op, printer) -> bool | None:
         """Write the op's pretty form (after its name); False, writing nothing, when the format
@@ -465,6 +482,13 @@ class AssemblyFormat:
             if len(values) < fixed or (len(values) != fixed and not any(
                     f.variadic for f in fields)):
                 return False
+        if self.infers_results:
+            try:
+                inferred = cls.infer_result_types([v.type for v in op.operands], op.attributes)
+            except Exception:  # an op its class cannot type: the generic form says it all
+                return False
+            if list(inferred) != [r.type for r in op.results]:
+                return False
         return all(e.printable(op) for e in self.elements)
 
     def parse(self, parser, num_results: int):
@@ -476,19 +500,30 @@ class AssemblyFormat:
             element.parse(parser, state)
         operands = []
         operand_types = state.field_types("operand", cls._operand_fields,
-                                          lambda f: len(state.refs[f.name]))
+                                          lambda f: len(state.refs.get(f.name, ())))
         for field in cls._operand_fields:
-            refs = state.refs[field.name]
-            types = operand_types[field.name]
+            # A variadic operand of an optional group that is not there has no values.
+            refs = state.refs.get(field.name, [])
+            types = operand_types.get(field.name, [])
             operands += parser.resolve_operands(refs, types, _types_at(state, field, start))
-        result_types = []
-        result_count = self._result_counter(state)
-        found = state.field_types("result", cls._result_fields, result_count)
-        for field in cls._result_fields:
-            result_types += found[field.name]
+        if self.infers_results:
+            result_types = self._infer(parser, state, operands, start)
+        else:
+            result_types = []
+            found = state.field_types("result", cls._result_fields, self._result_counter(state))
+            for field in cls._result_fields:
+                result_types += found.get(field.name, [])
         regions = [state.regions[f.name] for f in cls._region_fields]
         return cls.create(operands, result_types, state.attributes, regions,
                           location=parser.op_location)
+
+    def _infer(self, parser, state, operands, start: int) -> list:
+        try:
+            return list(self.cls.infer_result_types([v.type for v in operands],
+                                                    state.attributes))
+        except Exception as exc:  # whatever the class's typing rules raise about these operands
+            parser.error(f"cannot infer the result types of '{self.cls.name}': "
+                         f"{getattr(exc, 'message', exc)}", start)
 
     def _result_counter(self, state):
         fixed = sum(not f.variadic for f in self.cls._result_fields)
@@ -499,7 +534,7 @@ def _types_at(state, field, default: int) -> int:
     for target, at in state.type_positions.items():
         if target[1] is field or target[0] == "operands":
             return at
-    refs = state.refs[field.name]
+    refs = state.refs.get(field.name)
     return refs[0].token if refs else default
 
 
@@ -553,17 +588,18 @@ class _Compiler:
 
     def run(self) -> AssemblyFormat:
         elements = self.elements(top=True)
-        self.check_complete(elements)
-        return AssemblyFormat(self.cls, self.source, elements)
+        infers = self.check_complete(elements)
+        return AssemblyFormat(self.cls, self.source, elements, infers)
 
     def elements(self, top: bool) -> list:
         out = []
         while True:
             kind, text = self.peek()
-            if kind == "end" or text == ")":
+            closing = kind == "punct" and text == ")"
+            if kind == "end" or closing:
                 if not top and kind == "end":
                     self.fail("an optional group '(' is never closed")
-                if top and text == ")":
+                if top and closing:
                     self.fail("unbalanced ')'")
                 return out
             out.append(self.element())
@@ -661,9 +697,9 @@ class _Compiler:
     def group(self) -> _Group:
         anchor = None
         elements = []
-        while self.peek()[1] not in (")", ""):
+        while self.peek() not in (("punct", ")"), ("end", "")):
             element = self.element()
-            if self.peek()[1] == "^":
+            if self.peek() == ("punct", "^"):
                 self.take()
                 if anchor is not None:
                     self.fail("an optional group has one anchor '^'")
@@ -679,25 +715,33 @@ class _Compiler:
                 isinstance(anchor, _Attribute) and anchor.field.optional):
             self.fail(f"the anchor of optional group {_Group(elements, anchor)} must be a "
                       f"variadic operand or an optional attribute")
-        if not isinstance(elements[0], (_Literal, _Operand)):
-            self.fail(f"optional group {_Group(elements, anchor)} must start with a literal "
-                      f"or an operand")
+        if not isinstance(elements[0], (_Literal, _Operand, _Symbol)):
+            self.fail(f"optional group {_Group(elements, anchor)} must start with a literal, "
+                      f"an operand or a symbol")
         return _Group(elements, anchor)
 
-    def check_complete(self, elements: list) -> None:
+    def check_complete(self, elements: list) -> bool:
+        """Check that the format says everything; whether it leaves the result types to the
+        class's ``infer_result_types``."""
         if "attr-dict" not in self.seen:
             self.fail("no 'attr-dict' directive (every format prints the other attributes)")
         for field in (*self.cls._operand_fields, *self.cls._region_fields):
             if field.name not in self.seen:
                 self.fail(f"{field.kind} '${field.name}' is not in the format")
-        for field in (*self.cls._operand_fields, *self.cls._result_fields):
+        for field in self.cls._operand_fields:
             if field.name not in self.typed:
-                self.fail(f"the type of {field.kind} '${field.name}' is not in the format")
+                self.fail(f"the type of operand '${field.name}' is not in the format")
+        untyped = [f.name for f in self.cls._result_fields if f.name not in self.typed]
+        infers = bool(untyped) and getattr(self.cls, "infer_result_types", None) is not None
+        if untyped and (not infers or len(untyped) != len(self.cls._result_fields)):
+            self.fail(f"the type of result '${untyped[0]}' is not in the format (nor inferred "
+                      f"for all results by infer_result_types)")
         named = frozenset(n for n, f in self.fields.items()
                           if f.kind == "attr" and n in self.seen)
         for element in _flat(elements):
             if isinstance(element, _AttrDict):
                 element.named = named
+        return infers
 
 
 def _flat(elements):

@@ -42,8 +42,10 @@ and reads a trailing ``loc(...)`` itself. Hooks and dialect types use these publ
   ``at_result_names()`` (the next tokens are the result names of another op);
   ``resolve_operand(ref, type)``, ``resolve_operands(refs, types)`` → values (checking types).
 - ``parse_block_arg()`` → ``(OperandRef, type)`` for ``%x: f32``;
-  ``parse_region(entry_args=None)``: with a list of ``(OperandRef, type)`` the entry block is
-  created with those arguments (as ``func.func`` does); ``[]`` for an entry block without any.
+  ``parse_region(entry_args=None, implicit_entry_block=False)``: with a list of
+  ``(OperandRef, type)`` the entry block is created with those arguments (as ``func.func``
+  does); ``[]`` for an entry block without any; ``implicit_entry_block`` reads ``{ }`` as one
+  empty block (as assembly formats do).
 - ``parse_comma_list(parse_item, open="(", close=")")``, ``position()``,
   ``error(message, at=None)`` (raises ParseError at a ``position()``), ``op_location``.
 
@@ -816,8 +818,10 @@ class Parser:
 
     # -- regions and ops ----------------------------------------------------------------------
 
-    def parse_region(self, entry_args: list[tuple[OperandRef, Type]] | None = None) -> Region:
-        """``{ ops ^bb1(...): ops }``. With ``entry_args`` the entry block is made with them."""
+    def parse_region(self, entry_args: list[tuple[OperandRef, Type]] | None = None,
+                     implicit_entry_block: bool = False) -> Region:
+        """``{ ops ^bb1(...): ops }``. With ``entry_args`` the entry block is made with them;
+        with ``implicit_entry_block``, ``{ }`` is one empty block instead of no block."""
         open_at = self._i
         self.expect("{", "to start a region")
         self._enter(open_at)
@@ -843,6 +847,8 @@ class Parser:
             if block is None:
                 block = region.add_block(Block())
             block.append(self._parse_operation())
+        if implicit_entry_block and not region.blocks:
+            region.add_block(Block())
         self._i += 1
         self._depth -= 1
         self._open_regions.pop()
