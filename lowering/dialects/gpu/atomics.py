@@ -44,6 +44,8 @@ class AtomicRmwOp(Operation):
     """Atomically ``buf[indices] = kind(buf[indices], value)``; the result is the old element."""
 
     name = "gpu.atomic_rmw"
+    assembly_format = ("$kind $value, $buffer `[` $indices `]` attr-dict : "
+                       "functional-type(operands, results)")
     value = operand()
     buffer = operand()
     indices = var_operand()

@@ -25,6 +25,7 @@ class _IdOp(Operation):
 
     traits = frozenset({PURE})
     dimension = attr(StringAttr)
+    assembly_format = "$dimension attr-dict : type($result)"
     result = result()
 
     @classmethod

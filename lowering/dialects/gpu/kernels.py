@@ -25,7 +25,7 @@ from lowering.ir.core import (ISOLATED, SYMBOL, TERMINATOR, Block, Operation, Re
                               VerifyError, attr, operand, region, register_op, var_operand)
 from lowering.ir.types import FunctionType
 
-from lowering.dialects.builtin.ops import ModuleOp
+from lowering.dialects.builtin.ops import ModuleOp, parse_function, print_function
 
 from .checks import check_index_operands, check_on_host, is_kernel_argument_type
 
@@ -60,6 +60,7 @@ class GpuModuleOp(Operation):
     """
 
     name = "gpu.module"
+    assembly_format = "symbol($sym_name) attr-dict-with-keyword $body"
     traits = frozenset({ISOLATED, SYMBOL})
     body = region()
     sym_name = attr(StringAttr)
@@ -114,6 +115,8 @@ class GpuFuncOp(Operation):
     sym_name = attr(StringAttr)
     function_type = attr(TypeAttr)
     kernel = attr(UnitAttr)
+    print_pretty = print_function
+    parse_pretty = classmethod(parse_function)
 
     @classmethod
     def build(cls, name: str, input_types, body: Callable | None = None,
@@ -169,6 +172,7 @@ class ReturnOp(Operation):
     """Ends a ``gpu.func``: ``"gpu.return"() : () -> ()``."""
 
     name = "gpu.return"
+    assembly_format = "attr-dict"
     traits = frozenset({TERMINATOR})
 
     @classmethod
@@ -179,6 +183,11 @@ class ReturnOp(Operation):
         if self.parent is not None and not isinstance(self.parent_op, GpuFuncOp):
             where = "outside any op" if self.parent_op is None else f"in {self.parent_op.name}"
             raise VerifyError(f"{self.name} must end the body of a gpu.func, found {where}", self)
+
+
+# The grid and block sizes in the launches' assembly formats, and their type (index).
+_GRID = ("`(` $grid_x, $grid_y, $grid_z `)` `threads` `(` $block_x, $block_y, $block_z `)`")
+_GRID_TYPE = "type($grid_x, $grid_y, $grid_z, $block_x, $block_y, $block_z)"
 
 
 class _GridOp(Operation):
@@ -242,6 +251,8 @@ class LaunchFuncOp(_GridOp):
     """
 
     name = "gpu.launch_func"
+    assembly_format = ("$module $kernel `blocks` " + _GRID + " : " + _GRID_TYPE
+                       + " (`args` `(` $args `)` `:` type($args))? attr-dict")
     args = var_operand()
     module = attr(SymbolRefAttr)
     kernel = attr(SymbolRefAttr)
@@ -285,6 +296,7 @@ class LaunchOp(_GridOp):
     """
 
     name = "gpu.launch"
+    assembly_format = "`blocks` " + _GRID + " : " + _GRID_TYPE + " attr-dict-with-keyword $body"
     body = region()
 
     @classmethod
@@ -314,6 +326,7 @@ class TerminatorOp(Operation):
     """Ends the body of a ``gpu.launch``: ``"gpu.terminator"() : () -> ()``."""
 
     name = "gpu.terminator"
+    assembly_format = "attr-dict"
     traits = frozenset({TERMINATOR})
 
     @classmethod

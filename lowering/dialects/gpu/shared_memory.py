@@ -28,6 +28,7 @@ class SharedAllocOp(Operation):
     undefined until written (the interpreter fills it with poison, like ``loops.alloc``)."""
 
     name = "gpu.shared_alloc"
+    assembly_format = "attr-dict : type($result)"
     result = result()
 
     @classmethod

@@ -20,6 +20,7 @@ class BarrierOp(Operation):
     """No thread of a block passes until every thread of the block has reached it."""
 
     name = "gpu.barrier"
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "BarrierOp":
@@ -45,6 +46,7 @@ class SyncOp(Operation):
     """The host waits for the device (launches are asynchronous)."""
 
     name = "gpu.sync"
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "SyncOp":

@@ -51,6 +51,8 @@ class _TransferOp(Operation):
     target_space = ""
     input = operand()
     context = attr(StringAttr, default=DEFAULT_CONTEXT)
+    assembly_format = ("$input (`context` $context^)? attr-dict : "
+                       "type($input) -> type($result)")
     result = result()
 
     @classmethod
@@ -120,6 +122,7 @@ class MemcpyOp(Operation):
     each on the host or the device. ``"gpu.memcpy"(%src, %dst) : (S, D) -> ()``."""
 
     name = "gpu.memcpy"
+    assembly_format = "$source, $target attr-dict : type($source), type($target)"
     source = operand()
     target = operand()
 

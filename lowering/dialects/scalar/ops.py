@@ -147,6 +147,11 @@ class ScalarOp(Operation):
         """Keyword arguments ``evaluate`` and ``result_element`` need besides the operands."""
         return {}
 
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[ScalarType]:
+        """The result type an assembly format leaves out: ``result_element``'s."""
+        return [cls.result_element(operand_types)]
+
     # -- construction and checks ----------------------------------------------------------
 
     @classmethod
@@ -214,9 +219,15 @@ class ConstantOp(Operation):
     """
 
     name = "scalar.constant"
+    assembly_format = "$value attr-dict"
     traits = frozenset({PURE})
     value = attr((IntAttr, FloatAttr))
     result = result()
+
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[ScalarType]:
+        """The result type an assembly format leaves out: the value's."""
+        return [attributes["value"].type]
 
     @classmethod
     def build(cls, value, element: ScalarType, location=None) -> "ConstantOp":
@@ -245,6 +256,7 @@ class YieldOp(Operation):
     """Ends a scalar body (of a fused op or a loop), giving back its values."""
 
     name = "scalar.yield"
+    assembly_format = "attr-dict ($values^ : type($values))?"
     traits = frozenset({TERMINATOR})
     values = var_operand()
 
@@ -254,12 +266,14 @@ class YieldOp(Operation):
 
 
 class UnaryOp(ScalarOp):
+    assembly_format = "$input attr-dict : type($input)"
     arity = 1
     input = operand()
     result = result()
 
 
 class BinaryOp(ScalarOp):
+    assembly_format = "$lhs, $rhs attr-dict : type($lhs, $rhs)"
     arity = 2
     lhs = operand()
     rhs = operand()
@@ -380,6 +394,7 @@ class ClipOp(ScalarOp):
     """``minimum(maximum(x, lo), hi)``: ``hi`` wins when ``lo > hi``."""
 
     name = "scalar.clip"
+    assembly_format = "$input, $lo, $hi attr-dict : type($input, $lo, $hi)"
     arity = 3
     kind = "arith"
     numpy_fn = staticmethod(fn.clip)
@@ -395,6 +410,8 @@ class SelectOp(ScalarOp):
     """``on_true if cond else on_false``; ``cond`` is i1, the branches share any type."""
 
     name = "scalar.select"
+    assembly_format = ("$cond, $on_true, $on_false attr-dict : "
+                       "type($cond), type($on_true, $on_false)")
     arity = 3
     kind = "select"
     numpy_fn = staticmethod(fn.select)
@@ -431,6 +448,7 @@ class CastOp(ScalarOp):
     truncate toward zero, anything to i1 tests ``!= 0``."""
 
     name = "scalar.cast"
+    assembly_format = "$input attr-dict : type($input) -> type($result)"
     arity = 1
     kind = "cast"
     numpy_fn = staticmethod(lambda x, to: np.asarray(x).astype(to.dtype))

@@ -101,6 +101,7 @@ class ConstantOp(TensorOp):
     """
 
     name = "tensor.constant"
+    assembly_format = "$value attr-dict : type($result)"
     value = attr(DenseAttr)
     result = result()
 

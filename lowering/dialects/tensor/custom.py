@@ -87,6 +87,7 @@ class CustomOp(TensorOp):
     Python code. Pure (as Theano's ops are): unused results may be removed."""
 
     name = "tensor.custom"
+    assembly_format = "$op_name `(` $inputs `)` attr-dict : functional-type($inputs, $outputs)"
     traits = frozenset({PURE})
     inputs = var_operand()
     outputs = var_result()

@@ -364,6 +364,8 @@ class _IndexingOp(TensorOp):
 
 
 class _ReadOp(_IndexingOp):
+    assembly_format = ("$input `[` $indices `]` $spec attr-dict : "
+                       "functional-type(operands, results)")
     input = operand()
     indices = var_operand()
     result = result()
@@ -382,6 +384,8 @@ class _ReadOp(_IndexingOp):
 
 
 class _WriteOp(_IndexingOp):
+    assembly_format = ("$input, $value `[` $indices `]` $spec attr-dict : "
+                       "functional-type(operands, results)")
     writes = True
     input = operand()
     value = operand()

@@ -33,6 +33,7 @@ def _softmax_type(xt: TensorType, axis: int) -> TensorType:
 
 
 class _SoftmaxBase(TensorOp):
+    assembly_format = "$input `axis` $axis attr-dict : type($input, $result)"
     input = operand()
     result = result()
     axis = attr(IntAttr)

@@ -225,6 +225,7 @@ class DimShuffleOp(TensorOp):
     """
 
     name = "tensor.dimshuffle"
+    assembly_format = "$input $pattern attr-dict : type($input) -> type($result)"
     input = operand()
     result = result()
     pattern = attr(ArrayAttr)
@@ -327,6 +328,7 @@ class ReshapeOp(TensorOp):
     """
 
     name = "tensor.reshape"
+    assembly_format = "$input `(` $shape `)` attr-dict : functional-type(operands, results)"
     input = operand()
     shape = operand()
     result = result()
@@ -397,6 +399,7 @@ class ShapeOp(TensorOp):
     """
 
     name = "tensor.shape"
+    assembly_format = "$input attr-dict : type($input) -> type($result)"
     input = operand()
     result = result()
 
@@ -437,6 +440,7 @@ class ShapeIOp(TensorOp):
     """
 
     name = "tensor.shape_i"
+    assembly_format = "$input, $axis attr-dict : type($input) -> type($result)"
     input = operand()
     result = result()
     axis = attr(IntAttr)
@@ -482,6 +486,7 @@ class MakeVectorOp(TensorOp):
     """
 
     name = "tensor.make_vector"
+    assembly_format = "$elements attr-dict : functional-type($elements, results)"
     elements = var_operand()
     result = result()
 
@@ -569,6 +574,7 @@ class AllocOp(TensorOp):
     """
 
     name = "tensor.alloc"
+    assembly_format = "$value `(` $dims `)` attr-dict : functional-type(operands, results)"
     value = operand()
     dims = var_operand()
     result = result()
@@ -636,6 +642,7 @@ class FillOp(TensorOp):
     """
 
     name = "tensor.fill"
+    assembly_format = "$model, $value attr-dict : functional-type(operands, results)"
     model = operand()
     value = operand()
     result = result()
@@ -749,6 +756,7 @@ class ArangeOp(TensorOp):
     """
 
     name = "tensor.arange"
+    assembly_format = "$start, $stop, $step attr-dict : type($start, $stop, $step) -> type($result)"
     start = operand()
     stop = operand()
     step = operand()
@@ -820,6 +828,7 @@ class ConcatenateOp(TensorOp):
     """
 
     name = "tensor.concatenate"
+    assembly_format = "$inputs `axis` $axis attr-dict : functional-type($inputs, results)"
     inputs = var_operand()
     result = result()
     axis = attr(IntAttr)
