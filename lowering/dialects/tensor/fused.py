@@ -178,8 +178,7 @@ class FusedOp(TensorOp):
     result optionally reduced (see the module docstring)."""
 
     name = "tensor.fused"
-    assembly_format = ("`(` $inputs `)` attr-dict-with-keyword : "
-                       "functional-type($inputs, $outputs) $body")
+    assembly_format = "$inputs attr-dict-with-keyword : functional-type($inputs, $outputs) $body"
     traits = frozenset({PURE, ISOLATED})  # the body reads only its arguments
     inputs = var_operand()
     outputs = var_result()
