@@ -251,8 +251,8 @@ class LaunchFuncOp(_GridOp):
     """
 
     name = "gpu.launch_func"
-    assembly_format = ("$module $kernel `blocks` " + _GRID + " : " + _GRID_TYPE
-                       + " (`args` `(` $args `)` `:` type($args))? attr-dict")
+    assembly_format = ("$module $kernel `blocks` " + _GRID
+                       + " (`args` `(` $args `:` type($args) `)`)? attr-dict : " + _GRID_TYPE)
     args = var_operand()
     module = attr(SymbolRefAttr)
     kernel = attr(SymbolRefAttr)
