@@ -304,15 +304,14 @@ class _Type(_Element):
         counts = [state.expected_count(t) for t in self.targets]
         if self.several:
             at = parser.position()
-            types = [parser.parse_type()]
-            total = None if None in counts else sum(counts)
-            if total is None or not parser.at(","):
-                for target, count in zip(self.targets, counts):
+            types = parser.parse_type_list()
+            if len(types) == 1:
+                for target in self.targets:
                     state.shared_types[target] = types[0]
                 return
-            while len(types) < total:
-                parser.expect(",", f"between the types of {self}")
-                types.append(parser.parse_type())
+            if None in counts or len(types) != sum(counts):
+                parser.error(f"{state.cls.name}: {len(types)} types for the values of {self}: "
+                             f"write one type they share, or one type per value", at)
             for target, count in zip(self.targets, counts):
                 state.types[target], types = types[:count], types[count:]
                 state.type_positions[target] = at
@@ -514,7 +513,11 @@ class AssemblyFormat:
             for field in cls._result_fields:
                 result_types += found.get(field.name, [])
         regions = [state.regions[f.name] for f in cls._region_fields]
-        return cls.create(operands, result_types, state.attributes, regions,
+        # The declared attributes first, in their fields' order (as builders make them).
+        attributes = {f.name: state.attributes[f.name] for f in cls._attr_fields
+                      if f.name in state.attributes}
+        attributes.update(state.attributes)
+        return cls.create(operands, result_types, attributes, regions,
                           location=parser.op_location)
 
     def _infer(self, parser, state, operands, start: int) -> list:
@@ -522,8 +525,9 @@ class AssemblyFormat:
             return list(self.cls.infer_result_types([v.type for v in operands],
                                                     state.attributes))
         except Exception as exc:  # whatever the class's typing rules raise about these operands
+            # Reported at the op's name, the token before its format.
             parser.error(f"cannot infer the result types of '{self.cls.name}': "
-                         f"{getattr(exc, 'message', exc)}", start)
+                         f"{getattr(exc, 'message', exc)}", start - 1)
 
     def _result_counter(self, state):
         fixed = sum(not f.variadic for f in self.cls._result_fields)
@@ -587,22 +591,17 @@ class _Compiler:
             self.fail(f"expected '{text}' {where}, found '{found or 'the end'}'")
 
     def run(self) -> AssemblyFormat:
-        elements = self.elements(top=True)
+        elements = self.elements()
         infers = self.check_complete(elements)
         return AssemblyFormat(self.cls, self.source, elements, infers)
 
-    def elements(self, top: bool) -> list:
+    def elements(self) -> list:
         out = []
-        while True:
-            kind, text = self.peek()
-            closing = kind == "punct" and text == ")"
-            if kind == "end" or closing:
-                if not top and kind == "end":
-                    self.fail("an optional group '(' is never closed")
-                if top and closing:
-                    self.fail("unbalanced ')'")
-                return out
+        while self.peek()[0] != "end":
+            if self.peek() == ("punct", ")"):
+                self.fail("unbalanced ')'")
             out.append(self.element())
+        return out
 
     def element(self) -> _Element:
         kind, text = self.take()
