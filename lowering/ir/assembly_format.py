@@ -13,8 +13,10 @@ when the class is defined; an unknown field or a malformed format is an error th
 and the directive. The directives:
 
 - ``$name``: an operand (``%x``; a variadic operand is a comma list, possibly empty), an
-  attribute (its attribute syntax; an ``IntAttr`` field is a bare ``i64`` integer, and a nested
-  ``i64`` integer drops its ``: i64`` too) or a region (``{ ... }``, entry block labelled).
+  attribute (its attribute syntax; an ``IntAttr`` field is a bare ``i64`` integer or ``true`` /
+  ``false``, and an ``i64`` integer in an array drops its ``: i64`` too) or a region
+  (``{ ... }``; the entry block is labelled only when it has arguments, and ``{ }`` reads as one
+  empty block).
 - ``symbol($name)``: a string attribute written as a symbol, ``@name``.
 - ``type($x)``: the type of operand or result ``x`` (of a variadic one, a comma list of types);
   ``type($a, $b, ...)``: one type that all of these values share, written once;
@@ -50,8 +52,9 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from .attributes import ArrayAttr, Attribute, IntAttr, StringAttr, SymbolRefAttr, UnitAttr
-from .types import I64, FunctionType
+from .attributes import (ArrayAttr, Attribute, BoolAttr, IntAttr, StringAttr, SymbolRefAttr,
+                         UnitAttr)
+from .types import I1, I64, FunctionType
 
 
 class FormatError(TypeError):
@@ -158,7 +161,8 @@ def attribute_text(a: Attribute, printer) -> str:
 class _Attribute(_Element):
     def __init__(self, field):
         self.field = field
-        # An IntAttr field is written as a bare integer (i64), like MLIR's I64Attr.
+        # An IntAttr field is written as a bare integer (i64), like MLIR's I64Attr, or as
+        # true / false (i1).
         self.bare_int = field.kind_of is IntAttr
 
     def __str__(self):
@@ -169,14 +173,16 @@ class _Attribute(_Element):
         if a is None:
             return False
         if self.bare_int:
-            return type(a) is IntAttr and a.type == I64
+            return type(a) is IntAttr and (a.type == I64 or a.type == I1)
         return isinstance(a, self.field.kind_of)
 
     def text(self, op, printer) -> str:
         a = op.attributes[self.field.name]
         if isinstance(a, UnitAttr):
             return ""
-        return str(a.data) if self.bare_int else attribute_text(a, printer)
+        if self.bare_int:
+            return str(a.data) if a.type == I64 else str(a)
+        return attribute_text(a, printer)
 
     def parse(self, parser, state) -> None:
         name = self.field.name
@@ -184,7 +190,12 @@ class _Attribute(_Element):
             state.attributes[name] = UnitAttr()
             return
         at = parser.position()
-        a = IntAttr(parser.parse_integer()) if self.bare_int else parser.parse_attribute()
+        if not self.bare_int:
+            a = parser.parse_attribute()
+        elif parser.at("true") or parser.at("false"):
+            a = BoolAttr(parser.parse_keyword() == "true")
+        else:
+            a = IntAttr(parser.parse_integer())
         if not isinstance(a, self.field.kind_of):
             parser.error(f"{state.cls.name}: attribute '{name}' must be "
                          f"{_kind_name(self.field.kind_of)}, got {a}", at)

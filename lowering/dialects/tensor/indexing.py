@@ -384,7 +384,8 @@ class _ReadOp(_IndexingOp):
 
 
 class _WriteOp(_IndexingOp):
-    assembly_format = ("$input, $value `[` $indices `]` $spec attr-dict : "
+    # ``%y into %x[%i] spec``; the function type lists the operands in order (x, y, indices).
+    assembly_format = ("$value `into` $input `[` $indices `]` $spec attr-dict : "
                        "functional-type(operands, results)")
     writes = True
     input = operand()
