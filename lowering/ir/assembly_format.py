@@ -33,7 +33,11 @@ and the directive. The directives:
   literals). The group's first element is a literal or an operand, which tells the parser
   whether the group is there.
 
-Every operand, result and region appears in the format with its type, and ``attr-dict`` once. An
+Every operand, result and region appears in the format with its type, and ``attr-dict`` once;
+a format may leave out every result type when the class defines the classmethod
+``infer_result_types(operand_types, attributes)``, and the types of some operands when it defines
+``infer_operand_types(known, counts)`` (from the written operand types by field name, and every
+operand field's number of values, the left-out fields' types). An
 op the format cannot spell (a value count or attribute kind the fields do not allow, types that
 differ where the format writes one) is printed in the generic form, which says everything; so
 printing and parsing back always gives the same op.
@@ -159,6 +163,8 @@ def attribute_text(a: Attribute, printer) -> str:
 
 
 class _Attribute(_Element):
+    shape = "word"
+
     def __init__(self, field):
         self.field = field
         # An IntAttr field is written as a bare integer (i64), like MLIR's I64Attr, or as
@@ -210,8 +216,6 @@ def _kind_name(kind) -> str:
 
 
 class _Symbol(_Attribute):
-    shape = "word"
-
     def __str__(self):
         return f"symbol(${self.field.name})"
 
@@ -388,10 +392,9 @@ class _Group(_Element):
                 element.parse(parser, state)
 
 
-def _write_all(elements, op, printer, space: bool) -> bool:
+def _write_all(elements, op, printer, space: bool, previous: str = "") -> bool:
     """Print ``elements`` in order, spaced as MLIR does; whether anything was printed."""
     printed = False
-    previous = ""
     for element in elements:
         if isinstance(element, _Literal) and element.literal in _OPENING and previous == "word":
             gap = False
@@ -467,10 +470,13 @@ class _ParseState:
 class AssemblyFormat:
     """A compiled format: ``print`` writes an op after its name, ``parse`` reads one back."""
 
-    def __init__(self, cls, source: str, elements: list, infers_results: bool):
+    def __init__(self, cls, source: str, elements: list, infers_results: bool,
+                 untyped_operands: frozenset = frozenset()):
         self.cls = cls
         self.source = source
         self.elements = elements
+        # Operand types the format leaves out come from the class's ``infer_operand_types``.
+        self.untyped_operands = untyped_operands
         # Result types the format leaves out come from the class's ``infer_result_types``.
         self.infers_results = infers_results
 
@@ -479,7 +485,8 @@ class AssemblyFormat:
         cannot spell this op (the printer writes the generic form instead)."""
         if not self._printable(op):
             return False
-        _write_all(self.elements, op, printer, True)
+        # The op's name is a word: an opening bracket follows it directly (``loops.alloc(%n)``).
+        _write_all(self.elements, op, printer, True, "word")
         return None
 
     def _printable(self, op) -> bool:
@@ -492,6 +499,18 @@ class AssemblyFormat:
             if len(values) < fixed or (len(values) != fixed and not any(
                     f.variadic for f in fields)):
                 return False
+        if self.untyped_operands:
+            known = {f.name: [v.type for v in _values(op, ("operand", f))]
+                     for f in cls._operand_fields if f.name not in self.untyped_operands}
+            counts = {f.name: len(_values(op, ("operand", f))) for f in cls._operand_fields}
+            try:
+                inferred = cls.infer_operand_types(known, counts)
+            except Exception:  # an op its class cannot type: the generic form says it all
+                return False
+            for name in self.untyped_operands:
+                field = next(f for f in cls._operand_fields if f.name == name)
+                if list(inferred[name]) != [v.type for v in _values(op, ("operand", field))]:
+                    return False
         if self.infers_results:
             try:
                 inferred = cls.infer_result_types([v.type for v in op.operands], op.attributes)
@@ -508,14 +527,21 @@ class AssemblyFormat:
         start = parser.position()
         for element in self.elements:
             element.parse(parser, state)
-        operands = []
         operand_types = state.field_types("operand", cls._operand_fields,
                                           lambda f: len(state.refs.get(f.name, ())))
+        # A variadic operand of an optional group that is not there has no values.
+        refs = {f.name: state.refs.get(f.name, []) for f in cls._operand_fields}
+        values = {}
         for field in cls._operand_fields:
-            # A variadic operand of an optional group that is not there has no values.
-            refs = state.refs.get(field.name, [])
-            types = operand_types.get(field.name, [])
-            operands += parser.resolve_operands(refs, types, _types_at(state, field, start))
+            if field.name not in self.untyped_operands:
+                values[field.name] = parser.resolve_operands(
+                    refs[field.name], operand_types.get(field.name, []),
+                    _types_at(state, field, start))
+        if self.untyped_operands:
+            inferred = self._infer_operands(parser, values, refs, start)
+            for name in self.untyped_operands:
+                values[name] = parser.resolve_operands(refs[name], list(inferred[name]), start)
+        operands = [v for f in cls._operand_fields for v in values[f.name]]
         if self.infers_results:
             result_types = self._infer(parser, state, operands, start)
         else:
@@ -530,6 +556,14 @@ class AssemblyFormat:
         attributes.update(state.attributes)
         return cls.create(operands, result_types, attributes, regions,
                           location=parser.op_location)
+
+    def _infer_operands(self, parser, values, refs, start: int) -> dict:
+        known = {name: [v.type for v in found] for name, found in values.items()}
+        try:
+            return self.cls.infer_operand_types(known, {n: len(r) for n, r in refs.items()})
+        except Exception as exc:  # whatever the class's typing rules raise about these types
+            parser.error(f"cannot infer the operand types of '{self.cls.name}': "
+                         f"{getattr(exc, 'message', exc)}", start - 1)
 
     def _infer(self, parser, state, operands, start: int) -> list:
         try:
@@ -603,8 +637,8 @@ class _Compiler:
 
     def run(self) -> AssemblyFormat:
         elements = self.elements()
-        infers = self.check_complete(elements)
-        return AssemblyFormat(self.cls, self.source, elements, infers)
+        infers, untyped = self.check_complete(elements)
+        return AssemblyFormat(self.cls, self.source, elements, infers, untyped)
 
     def elements(self) -> list:
         out = []
@@ -730,28 +764,31 @@ class _Compiler:
                       f"an operand or a symbol")
         return _Group(elements, anchor)
 
-    def check_complete(self, elements: list) -> bool:
+    def check_complete(self, elements: list) -> tuple[bool, frozenset]:
         """Check that the format says everything; whether it leaves the result types to the
-        class's ``infer_result_types``."""
+        class's ``infer_result_types``, and the operands whose types it leaves to
+        ``infer_operand_types``."""
         if "attr-dict" not in self.seen:
             self.fail("no 'attr-dict' directive (every format prints the other attributes)")
         for field in (*self.cls._operand_fields, *self.cls._region_fields):
             if field.name not in self.seen:
                 self.fail(f"{field.kind} '${field.name}' is not in the format")
-        for field in self.cls._operand_fields:
-            if field.name not in self.typed:
-                self.fail(f"the type of operand '${field.name}' is not in the format")
-        untyped = [f.name for f in self.cls._result_fields if f.name not in self.typed]
-        infers = bool(untyped) and getattr(self.cls, "infer_result_types", None) is not None
-        if untyped and (not infers or len(untyped) != len(self.cls._result_fields)):
-            self.fail(f"the type of result '${untyped[0]}' is not in the format (nor inferred "
+        untyped = frozenset(f.name for f in self.cls._operand_fields if f.name not in self.typed)
+        if untyped and getattr(self.cls, "infer_operand_types", None) is None:
+            name = next(f.name for f in self.cls._operand_fields if f.name in untyped)
+            self.fail(f"the type of operand '${name}' is not in the format (nor inferred by "
+                      f"infer_operand_types)")
+        left_out = [f.name for f in self.cls._result_fields if f.name not in self.typed]
+        infers = bool(left_out) and getattr(self.cls, "infer_result_types", None) is not None
+        if left_out and (not infers or len(left_out) != len(self.cls._result_fields)):
+            self.fail(f"the type of result '${left_out[0]}' is not in the format (nor inferred "
                       f"for all results by infer_result_types)")
         named = frozenset(n for n, f in self.fields.items()
                           if f.kind == "attr" and n in self.seen)
         for element in _flat(elements):
             if isinstance(element, _AttrDict):
                 element.named = named
-        return infers
+        return infers, untyped
 
 
 def _flat(elements):
