@@ -25,7 +25,6 @@ from lowering.ir.types import FunctionType, ScalarType
 
 from .externals import EXTERNAL_FUNCTIONS, param_accepts
 from .runtime import as_buffer
-from .syntax import well_formed
 from .types import BufferType
 
 
@@ -34,6 +33,7 @@ class CallOp(Operation):
     """Calls external symbol ``callee`` with buffer and scalar arguments."""
 
     name = "loops.call"
+    assembly_format = "$callee `(` $args `)` attr-dict : functional-type($args, $outs)"
     args = var_operand()
     outs = var_result()
     callee = attr((SymbolRefAttr, StringAttr))
@@ -42,31 +42,6 @@ class CallOp(Operation):
     def build(cls, callee: str, args, result_types=(), location=None) -> "CallOp":
         return cls.create(operands=list(args), result_types=list(result_types),
                           attributes={"callee": SymbolRefAttr(callee)}, location=location)
-
-    def print_pretty(self, printer):
-        """``loops.call @cblas_sdot(%n, %x, ...) : (index, !loops.buffer<?xf32>, ...) -> f32``."""
-        if not well_formed(self, ("callee",)) or not isinstance(self.attributes["callee"],
-                                                                 SymbolRefAttr):
-            return False
-        printer.write(" ")
-        printer.print_symbol(self.callee)
-        printer.write("(")
-        printer.print_operands(self.args)
-        printer.write(") : ")
-        printer.print_type(FunctionType(tuple(v.type for v in self.args),
-                                        tuple(r.type for r in self.outs)))
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        callee = parser.parse_symbol()
-        refs = parser.parse_comma_list(parser.parse_operand)
-        parser.expect(":", "before the call's type")
-        at = parser.position()
-        ftype = parser.parse_type()
-        if not isinstance(ftype, FunctionType):
-            parser.error(f"expected the call's function type (args) -> results, got {ftype}", at)
-        args = parser.resolve_operands(refs, list(ftype.inputs), at)
-        return cls.build(callee, args, ftype.results, location=parser.op_location)
 
     def verify_(self):
         for index, v in enumerate(self.args):
