@@ -78,6 +78,10 @@ class _Element:
     # keyword: an opening bracket follows it without a space), "open" (nothing follows it with a
     # space), or "" (other).
     shape: ClassVar[str] = ""
+    # An opening bracket (it follows a word without a space).
+    opening: ClassVar[bool] = False
+    # Whether ``printable`` checks anything (the printer skips the elements that do not).
+    checks: ClassVar[bool] = False
 
     def printable(self, op) -> bool:
         return True
@@ -101,6 +105,7 @@ class _Literal(_Element):
     def __init__(self, text: str):
         self.literal = text
         self.shape = "open" if text in _OPENING else "word" if text[0].isalpha() else ""
+        self.opening = text in _OPENING
 
     def __str__(self):
         return self.literal
@@ -164,6 +169,7 @@ def attribute_text(a: Attribute, printer) -> str:
 
 class _Attribute(_Element):
     shape = "word"
+    checks = True
 
     def __init__(self, field):
         self.field = field
@@ -243,6 +249,8 @@ class _Region(_Element):
     # A region in a format has its entry block: ``{ }`` is one empty block, whose label is
     # left out unless it has arguments (an op with a region of no blocks prints generically).
 
+    checks = True
+
     def printable(self, op) -> bool:
         return bool(getattr(op, self.field.name).blocks)
 
@@ -301,7 +309,10 @@ def _values(op, target) -> list:
 class _Type(_Element):
     def __init__(self, targets: list):
         self.targets = targets
-        self.several = len(targets) > 1
+        self.several = self.checks = len(targets) > 1
+        kind, field = targets[0]
+        # The common case: the type of one operand or result that is not variadic.
+        self.single = None if self.several or field is None or field.variadic else field.name
 
     def __str__(self):
         return "type(" + ", ".join(_target_name(t) for t in self.targets) + ")"
@@ -310,6 +321,8 @@ class _Type(_Element):
         return not self.several or any(_values(op, t) for t in self.targets)
 
     def text(self, op, printer) -> str:
+        if self.single is not None:
+            return printer.type_text(getattr(op, self.single).type)
         types = [v.type for t in self.targets for v in _values(op, t)]
         if self.several and len(set(types)) == 1:
             return printer.type_text(types[0])  # the type they share, once
@@ -370,6 +383,8 @@ class _FunctionalType(_Element):
 
 
 class _Group(_Element):
+    checks = True
+
     def __init__(self, elements: list, anchor):
         self.elements = elements
         self.anchor = anchor
@@ -396,10 +411,7 @@ def _write_all(elements, op, printer, space: bool, previous: str = "") -> bool:
     """Print ``elements`` in order, spaced as MLIR does; whether anything was printed."""
     printed = False
     for element in elements:
-        if isinstance(element, _Literal) and element.literal in _OPENING and previous == "word":
-            gap = False
-        else:
-            gap = space and previous != "open"
+        gap = space and previous != "open" and not (element.opening and previous == "word")
         if element.write(op, printer, gap):
             printed = space = True
             previous = element.shape
@@ -477,6 +489,13 @@ class AssemblyFormat:
         self.elements = elements
         # Operand types the format leaves out come from the class's ``infer_operand_types``.
         self.untyped_operands = untyped_operands
+        self.cache: dict | None = {} if infers_results and not cls._attr_fields else None
+        self.checked = [e for e in elements if e.checks]
+        self.region_count = len(cls._region_fields)
+        self.operand_count = (sum(not f.variadic for f in cls._operand_fields),
+                              any(f.variadic for f in cls._operand_fields))
+        self.result_count = (sum(not f.variadic for f in cls._result_fields),
+                             any(f.variadic for f in cls._result_fields))
         # Result types the format leaves out come from the class's ``infer_result_types``.
         self.infers_results = infers_results
 
@@ -491,13 +510,11 @@ class AssemblyFormat:
 
     def _printable(self, op) -> bool:
         cls = self.cls
-        if len(op.regions) != len(cls._region_fields):
+        if len(op.regions) != self.region_count:
             return False
-        for fields, values in ((cls._operand_fields, op.operands),
-                               (cls._result_fields, op.results)):
-            fixed = sum(not f.variadic for f in fields)
-            if len(values) < fixed or (len(values) != fixed and not any(
-                    f.variadic for f in fields)):
+        for (fixed, variadic), values in ((self.operand_count, op.operands),
+                                          (self.result_count, op.results)):
+            if len(values) < fixed or (len(values) != fixed and not variadic):
                 return False
         if self.untyped_operands:
             known = {f.name: [v.type for v in _values(op, ("operand", f))]
@@ -512,13 +529,28 @@ class AssemblyFormat:
                 if list(inferred[name]) != [v.type for v in _values(op, ("operand", field))]:
                     return False
         if self.infers_results:
-            try:
-                inferred = cls.infer_result_types([v.type for v in op.operands], op.attributes)
-            except Exception:  # an op its class cannot type: the generic form says it all
+            inferred = self._inferred_results([v.type for v in op.operands], op.attributes)
+            if inferred is None or len(inferred) != len(op.results) or any(
+                    r.type != t for r, t in zip(op.results, inferred)):
                 return False
-            if list(inferred) != [r.type for r in op.results]:
+        for element in self.checked:
+            if not element.printable(op):
                 return False
-        return all(e.printable(op) for e in self.elements)
+        return True
+
+    def _inferred_results(self, operand_types: list, attributes) -> list | None:
+        """``infer_result_types``, None where it fails. An op class without attribute fields
+        types its results from its operand types alone, so those answers are kept."""
+        key = tuple(operand_types) if self.cache is not None else None
+        if key is not None and key in self.cache:
+            return self.cache[key]
+        try:
+            found = list(self.cls.infer_result_types(operand_types, attributes))
+        except Exception:  # an op its class cannot type: the generic form says it all
+            found = None
+        if key is not None:
+            self.cache[key] = found
+        return found
 
     def parse(self, parser, num_results: int):
         """Read the op's pretty form (after its name) and create the op."""
@@ -566,7 +598,10 @@ class AssemblyFormat:
                          f"{getattr(exc, 'message', exc)}", start - 1)
 
     def _infer(self, parser, state, operands, start: int) -> list:
-        try:
+        found = self._inferred_results([v.type for v in operands], state.attributes)
+        if found is not None:
+            return found
+        try:  # again, for the reason
             return list(self.cls.infer_result_types([v.type for v in operands],
                                                     state.attributes))
         except Exception as exc:  # whatever the class's typing rules raise about these operands

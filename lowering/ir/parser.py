@@ -18,7 +18,7 @@ The grammar, as in MLIR (``[...]`` optional, ``{...}*`` repeated)::
     results    ::= result-group {',' result-group}*      result-group ::= '%name' [':' count]
     generic-op ::= '"dialect.op"' '(' operands ')' ['(' region {',' region}* ')'] [attr-dict]
                    ':' '(' types ')' '->' result-types
-    pretty-op  ::= dialect.op <whatever the op's parse_pretty reads>
+    pretty-op  ::= dialect.op <what the op's assembly format (or parse_pretty hook) reads>
     region     ::= '{' [ops] {block-label ops}* '}'
     block-label ::= '^bb1' ['(' '%x: type' {',' '%y: type'}* ')'] ':'
     operand    ::= '%name' | '%name#index'              location ::= 'loc(' ... ')'

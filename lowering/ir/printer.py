@@ -8,8 +8,10 @@ The generic form spells every op the same way::
       ...
     }) {axis = 1 : i64} : (tensor<?xf32>) -> (f32, f32) loc("model.py":12:5)
 
-An op class may define a **pretty form** with two hooks; the printer uses it unless asked for the
-generic form, and falls back to the generic form for ops without one::
+An op class may define a **pretty form**, the printer uses it unless asked for the generic form,
+and falls back to the generic form for ops without one. Most ops declare it as an assembly format
+(``lowering.ir.assembly_format``), compiled into the two hooks below; a form a format cannot say
+is written as the two hooks by hand::
 
     def print_pretty(self, printer) -> bool | None:
         # Write everything after the op name (results and name are already written; start with a
