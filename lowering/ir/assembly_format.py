@@ -252,7 +252,10 @@ class _Region(_Element):
     checks = True
 
     def printable(self, op) -> bool:
-        return bool(getattr(op, self.field.name).blocks)
+        blocks = getattr(op, self.field.name).blocks
+        # An unlabelled empty entry block before other blocks would not read back.
+        return bool(blocks) and (len(blocks) == 1 or bool(blocks[0].args)
+                                 or blocks[0].first_op is not None)
 
     def write(self, op, printer, space: bool) -> bool:
         if space:

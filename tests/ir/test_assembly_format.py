@@ -267,3 +267,13 @@ def test_parse_errors_point_at_the_token(line, column, reason):
         parse_module(text, "in.mlir")
     assert (info.value.line, info.value.col - 2) == (2, column), str(info.value)
     assert reason in info.value.reason, str(info.value)
+
+
+def test_a_region_whose_empty_entry_block_has_followers_prints_generically():
+    launch_class = OP_REGISTRY["gpu.launch"]
+    (n,) = Block([INDEX]).args
+    launch = launch_class.create([n] * 6, [], {}, [Region([Block(), Block()])])
+    text = print_op(launch)
+    assert text.startswith('"gpu.launch"(')
+    single = launch_class.create([n] * 6, [], {}, [Region([Block()])])
+    assert print_op(single).startswith("gpu.launch blocks(")
