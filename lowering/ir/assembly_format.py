@@ -110,11 +110,10 @@ class _Literal(_Element):
     def __str__(self):
         return self.literal
 
-    def text(self, op, printer) -> str:
-        return self.literal
-
-    def space_before(self, text: str) -> bool:
-        return text not in _NO_SPACE_BEFORE
+    def write(self, op, printer, space: bool) -> bool:
+        printer.write(" " + self.literal if space and self.literal not in _NO_SPACE_BEFORE
+                      else self.literal)
+        return True
 
     def parse(self, parser, state) -> None:
         parser.expect(self.literal, f"in {state.cls.name}")
@@ -280,6 +279,8 @@ class _AttrDict(_Element):
         return "attr-dict-with-keyword" if self.keyword else "attr-dict"
 
     def write(self, op, printer, space: bool) -> bool:
+        if not op.attributes:
+            return False
         rest = {k: v for k, v in op.attributes.items() if k not in self.named}
         if not rest:
             return False
