@@ -34,6 +34,7 @@ import difflib
 import itertools
 from typing import Any, ClassVar, Iterable, Iterator
 
+from .assembly_format import AssemblyFormat, compile_format
 from .attributes import Attribute, to_attribute
 from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
@@ -268,6 +269,11 @@ class Operation:
 
     name: ClassVar[str] = "builtin.unregistered"
     traits: ClassVar[frozenset] = frozenset()
+    # The op's pretty form (see lowering.ir.assembly_format), None for the generic form only;
+    # compiled into ``compiled_format`` and the printer's and parser's hooks when the class is
+    # defined.
+    assembly_format: ClassVar[str | None] = None
+    compiled_format: ClassVar[AssemblyFormat | None] = None
     # Filled by __init_subclass__ from the typed fields.
     _operand_fields: ClassVar[tuple] = ()
     _result_fields: ClassVar[tuple] = ()
@@ -301,6 +307,7 @@ class Operation:
                                       if type(t).verify is not Trait.verify)
         for trait in cls.traits:
             trait.check_op_class(cls)
+        _install_format(cls)
 
     def __init__(self, operands: Iterable[Value] = (), result_types: Iterable[Type] = (),
                  attributes: dict[str, Any] | None = None, regions: Iterable["Region"] = (),
@@ -503,6 +510,24 @@ class Operation:
 
     def __repr__(self):
         return f"<{self.name} at {self.location.short()}>"
+
+
+def _install_format(cls) -> None:
+    """Compile the class's ``assembly_format`` into its pretty-form hooks (``print_pretty``,
+    ``parse_pretty``); hooks written by hand in the class itself are kept instead."""
+    own = vars(cls)
+    hand_written = "print_pretty" in own or "parse_pretty" in own
+    if hand_written and own.get("assembly_format") is not None:
+        raise TypeError(f"{cls.name} ({cls.__name__}): both an assembly_format and "
+                        f"print_pretty/parse_pretty hooks")
+    if hand_written or (cls.assembly_format is None and cls.compiled_format is None):
+        return
+    if cls.assembly_format is None:  # a base class's format, switched off here
+        cls.compiled_format = cls.print_pretty = cls.parse_pretty = None
+        return
+    compiled = cls.compiled_format = compile_format(cls, cls.assembly_format)
+    cls.print_pretty = compiled.print
+    cls.parse_pretty = compiled.parse
 
 
 def _field_slices(fields, count: int) -> dict[str, Any]:

@@ -20,7 +20,7 @@ The grammar, as in MLIR (``[...]`` optional, ``{...}*`` repeated)::
     results    ::= result-group {',' result-group}*      result-group ::= '%name' [':' count]
     generic-op ::= '"dialect.op"' '(' operands ')' ['(' region {',' region}* ')'] [attr-dict]
                    ':' '(' types ')' '->' result-types
-    pretty-op  ::= dialect.op <whatever the op's parse_pretty reads>
+    pretty-op  ::= dialect.op <what the op's assembly format (or parse_pretty hook) reads>
     region     ::= '{' [ops] {block-label ops}* '}'
     block-label ::= '^bb1' ['(' '%x: type' {',' '%y: type'}* ')'] ':'
     operand    ::= '%name' | '%name#index'              location ::= 'loc(' ... ')'
@@ -41,10 +41,13 @@ and reads a trailing ``loc(...)`` itself. Hooks and dialect types use these publ
 - ``parse_attribute()``, ``parse_attr_dict()`` (``{a = 1, flag}``),
   ``parse_optional_attr_dict(keyword=None)``.
 - ``parse_operand()`` → ``OperandRef``; ``parse_operand_list()`` (possibly empty);
+  ``at_result_names()`` (the next tokens are the result names of another op);
   ``resolve_operand(ref, type)``, ``resolve_operands(refs, types)`` → values (checking types).
 - ``parse_block_arg()`` → ``(OperandRef, type)`` for ``%x: f32``;
-  ``parse_region(entry_args=None)``: with a list of ``(OperandRef, type)`` the entry block is
-  created with those arguments (as ``func.func`` does); ``[]`` for an entry block without any.
+  ``parse_region(entry_args=None, implicit_entry_block=False)``: with a list of
+  ``(OperandRef, type)`` the entry block is created with those arguments (as ``func.func``
+  does); ``[]`` for an entry block without any; ``implicit_entry_block`` reads ``{ }`` as one
+  empty block (as assembly formats do).
 - ``parse_comma_list(parse_item, open="(", close=")")``, ``position()``,
   ``error(message, at=None)`` (raises ParseError at a ``position()``), ``op_location``.
 
@@ -719,6 +722,22 @@ class Parser:
             refs.append(self.parse_operand())
         return refs
 
+    def at_result_names(self) -> bool:
+        """Whether the next tokens name the results of the next op (``%a, %b:2 =``), not
+        operands: a variadic operand list that may be empty stops there."""
+        kinds, texts = self._kinds, self._texts
+        i = self._i
+        while kinds[i] == _VALUE:
+            i += 1
+            if texts[i] == ":" and kinds[i + 1] == _NUMBER:
+                i += 2
+            if texts[i] == "=":
+                return True
+            if texts[i] != ",":
+                return False
+            i += 1
+        return False
+
     def parse_block_arg(self) -> tuple[OperandRef, Type]:
         """``%x: type``, an argument to define (see ``parse_region``)."""
         ref = self.parse_operand()
@@ -806,8 +825,10 @@ class Parser:
 
     # -- regions and ops ----------------------------------------------------------------------
 
-    def parse_region(self, entry_args: list[tuple[OperandRef, Type]] | None = None) -> Region:
-        """``{ ops ^bb1(...): ops }``. With ``entry_args`` the entry block is made with them."""
+    def parse_region(self, entry_args: list[tuple[OperandRef, Type]] | None = None,
+                     implicit_entry_block: bool = False) -> Region:
+        """``{ ops ^bb1(...): ops }``. With ``entry_args`` the entry block is made with them;
+        with ``implicit_entry_block``, ``{ }`` is one empty block instead of no block."""
         open_at = self._i
         self.expect("{", "to start a region")
         self._enter(open_at)
@@ -833,6 +854,8 @@ class Parser:
             if block is None:
                 block = region.add_block(Block())
             block.append(self._parse_operation())
+        if implicit_entry_block and not region.blocks:
+            region.add_block(Block())
         self._i += 1
         self._depth -= 1
         self._open_regions.pop()

@@ -8,8 +8,10 @@ The generic form spells every op the same way::
       ...
     }) {axis = 1 : i64} : (tensor<?xf32>) -> (f32, f32) loc("model.py":12:5)
 
-An op class may define a **pretty form** with two hooks; the printer uses it unless asked for the
-generic form, and falls back to the generic form for ops without one::
+An op class may define a **pretty form**, the printer uses it unless asked for the generic form,
+and falls back to the generic form for ops without one. Most ops declare it as an assembly format
+(``lowering.ir.assembly_format``), compiled into the two hooks below; a form a format cannot say
+is written as the two hooks by hand::
 
     def print_pretty(self, printer) -> bool | None:
         # Write everything after the op name (results and name are already written; start with a
@@ -227,10 +229,19 @@ class Printer:
     def print_attr_dict(self, attrs: dict[str, Attribute], keyword: bool = False) -> None:
         """`` {a = 1, b = "x"}`` (`` attributes {...}`` with ``keyword``); nothing if empty."""
         if attrs:
-            self._out.append(" attributes {" if keyword else " {")
-            self._out.append(", ".join(f"{attribute_name_text(k)} = {self.attribute_text(v)}"
-                                       for k, v in attrs.items()))
-            self._out.append("}")
+            self._out.append(self.attr_dict_text(attrs, keyword))
+
+    def attr_dict_text(self, attrs: dict[str, Attribute], keyword: bool = False) -> str:
+        """The text ``print_attr_dict`` writes (with its leading space), ``""`` if empty.
+
+        >>> from lowering.ir.attributes import IntAttr
+        >>> Printer().attr_dict_text({"axis": IntAttr(1)}, keyword=True)
+        ' attributes {axis = 1 : i64}'
+        """
+        if not attrs:
+            return ""
+        return (" attributes {" if keyword else " {") + ", ".join(
+            f"{attribute_name_text(k)} = {self.attribute_text(v)}" for k, v in attrs.items()) + "}"
 
     def print_block_arg(self, arg: BlockArgument) -> None:
         """``%x: f32``: names the argument where it is defined."""

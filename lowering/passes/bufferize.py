@@ -49,13 +49,13 @@ the machinery of ``bufferize_core``.
 >>> print(print_op(module))
 module {
   func.func @f(%x: !loops.buffer<?xf32, strides=[?], offset=?>) -> !loops.buffer<?xf32> {
-    %0 = "scalar.constant"() {value = 1 : index} : () -> index
-    %1 = "scalar.constant"() {value = 0 : index} : () -> index
+    %0 = scalar.constant 1 : index
+    %1 = scalar.constant 0 : index
     %2 = loops.dim %x, 0 : !loops.buffer<?xf32, strides=[?], offset=?>
     %y = loops.alloc(%2) : !loops.buffer<?xf32>
     loops.parallel (%arg0) = (%1) to (%2) step (%0) {
       %3 = loops.load %x[%arg0] : !loops.buffer<?xf32, strides=[?], offset=?>
-      %4 = "scalar.exp"(%3) : (f32) -> f32
+      %4 = scalar.exp %3 : f32
       loops.store %4, %y[%arg0] : !loops.buffer<?xf32>
       loops.yield
     }

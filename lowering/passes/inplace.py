@@ -64,7 +64,7 @@ pipeline runs the pass again after ``bufferize`` where that mark is present, so
 loops.parallel (%i) = (%c0) to (%n) step (%c1) {
   %a = loops.load %w[%i] : !loops.buffer<?xf32>
   %b = loops.load %g[%i] : !loops.buffer<?xf32>
-  %d = "scalar.sub"(%a, %b) : (f32, f32) -> f32
+  %d = scalar.sub %a, %b : f32
   loops.store %d, %w[%i] : !loops.buffer<?xf32>
   loops.yield
 }

@@ -48,9 +48,9 @@ the op computing it). Each use gets its own transfer; ``elide-transfers`` merges
 >>> print(print_op(m))
 module {
   func.func @sq(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
-    %0 = "gpu.to_device"(%a) {context = "cuda"} : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %b = "tensor.sqr"(%0) {device = "cuda"} : (tensor<?x?xf32>) -> tensor<?x?xf32>
-    %1 = "gpu.to_host"(%b) {context = "cuda"} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+    %0 = gpu.to_device %a context "cuda" : tensor<?x?xf32> -> tensor<?x?xf32>
+    %b = tensor.sqr %0 {device = "cuda"} : tensor<?x?xf32>
+    %1 = gpu.to_host %b context "cuda" : tensor<?x?xf32> -> tensor<?x?xf32>
     func.return %1 : tensor<?x?xf32>
   }
 }

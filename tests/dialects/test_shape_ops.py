@@ -625,7 +625,7 @@ def test_structural_ops_print_parse_and_verify():
     module = ModuleOp.build([func])
     verify(module)
     text = print_op(module)
-    assert '["slice", "?", "none", 2 : i64], ["index", -1 : i64]' in text
+    assert '["slice", "?", "none", 2], ["index", -1]' in text
     parsed = parse_module(text)
     verify(parsed)
     assert print_op(parsed) == text

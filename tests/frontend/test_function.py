@@ -287,10 +287,10 @@ def test_ir_stages_are_real_module_text():
     x = T.dvector("x")
     f = function([x], x * 1.0 + x * 1.0, name="twice", mode="FAST_RUN")
     tensor_text = f.ir("tensor")
-    assert tensor_text.count('"tensor.mul"') == 2
+    assert tensor_text.count(' = tensor.mul ') == 2
     assert "func.func @twice(%x: tensor<?xf64>) -> tensor<?xf64>" in tensor_text
     optimized = f.ir("optimized")
-    assert optimized != tensor_text and optimized.count('"tensor.mul"') < 2  # cse / folding
+    assert optimized != tensor_text and optimized.count(' = tensor.mul ') < 2  # cse / folding
     assert "loops.alloc" in f.ir("loops")  # produced by the CPU backend
     with pytest.raises(StageUnavailableError, match="stage 'gpu'"):
         f.ir("gpu")

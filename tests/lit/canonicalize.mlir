@@ -5,10 +5,10 @@
 // Constants fold through a chain; the folded constant keeps the location of the op it replaced.
 // CHECK-LABEL: func.func @fold
 func.func @fold(%x: f32) -> f32 {
-  // CHECK-NEXT: %three = "scalar.constant"() {value = 3.000000e+00 : f32}
-  // CHECK-NEXT: %r = "scalar.mul"(%x, %three)
+  // CHECK-NEXT: %three = scalar.constant 3.000000e+00 : f32
+  // CHECK-NEXT: %r = scalar.mul %x, %three
   // CHECK-NEXT: func.return %r
-  // LOC: %three = "scalar.constant"() {value = 3.000000e+00 : f32} : () -> f32 loc("{{.*}}canonicalize.mlir":[[# @LINE + 3]]:12)
+  // LOC: %three = scalar.constant 3.000000e+00 : f32 loc("{{.*}}canonicalize.mlir":[[# @LINE + 3]]:12)
   %one = "scalar.constant"() {value = 1.0 : f32} : () -> f32
   %two = "scalar.constant"() {value = 2.0 : f32} : () -> f32
   %three = "scalar.add"(%one, %two) : (f32, f32) -> f32
@@ -28,7 +28,7 @@ func.func @dead(%x: f32) -> f32 {
 // Integer folding and comparison folding.
 // CHECK-LABEL: func.func @integers
 func.func @integers() -> i1 {
-  // CHECK-NEXT: %c = "scalar.constant"() {value = true}
+  // CHECK-NEXT: %c = scalar.constant true
   // CHECK-NEXT: func.return %c
   %a = "scalar.constant"() {value = 6 : i32} : () -> i32
   %b = "scalar.constant"() {value = 7 : i32} : () -> i32

@@ -2,7 +2,7 @@
 
 // CHECK-LABEL: func.func @f
 func.func @f(%x: f32) -> f32 {
-  // CHECK-NEXT: %keep = "scalar.exp"(%x)
+  // CHECK-NEXT: %keep = scalar.exp %x
   // CHECK-NEXT: func.return %keep
   %a = "scalar.add"(%x, %x) : (f32, f32) -> f32
   %b = "scalar.mul"(%a, %a) : (f32, f32) -> f32

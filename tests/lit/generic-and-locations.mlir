@@ -9,7 +9,7 @@
 // GENERIC-NEXT:     "func.return"(%e) : (f32) -> ()
 
 // Locations are the positions in the input, and survive printing and parsing.
-// LOC: %e = "scalar.exp"(%x) : (f32) -> f32 loc("{{.*}}generic-and-locations.mlir":[[# @LINE + 3]]:8)
+// LOC: %e = scalar.exp %x : f32 loc("{{.*}}generic-and-locations.mlir":[[# @LINE + 3]]:8)
 
 func.func @f(%x: f32) -> f32 {
   %e = "scalar.exp"(%x) : (f32) -> f32

@@ -13,14 +13,14 @@ func.func @f(%x: f32) -> f32 {
 
 // AFTER-ALL:      // -----// IR Dump After cse //----- //
 // AFTER-ALL-NEXT: module {
-// AFTER-ALL:        %a = "scalar.add"(%x, %x)
-// AFTER-ALL-NEXT:   %c = "scalar.mul"(%a, %a)
+// AFTER-ALL:        %a = scalar.add %x, %x
+// AFTER-ALL-NEXT:   %c = scalar.mul %a, %a
 // AFTER-ALL:      // -----// IR Dump After dce //----- //
 // AFTER-ALL-NEXT: module {
 // AFTER-ALL-NOT:  IR Dump
 
 // BEFORE-ALL:      // -----// IR Dump Before cse //----- //
-// BEFORE-ALL:        %b = "scalar.add"(%x, %x)
+// BEFORE-ALL:        %b = scalar.add %x, %x
 // BEFORE-ALL:      // -----// IR Dump Before dce //----- //
 // BEFORE-ALL-NOT:    %b =
 // BEFORE-ALL-NOT:  IR Dump

@@ -6,8 +6,8 @@
 
 // The module-level object gives the IR: through ir_module(), or by being a module.
 // CHECK:      func.func @twice
-// CHECK-NEXT:   %a = "scalar.add"(%x, %x)
-// CHECK-NEXT:   %c = "scalar.mul"(%a, %a)
+// CHECK-NEXT:   %a = scalar.add %x, %x
+// CHECK-NEXT:   %c = scalar.mul %a, %a
 
 // MISSING: lowering-opt: error: '{{.*}}make_module.py' defines no 'modul'; did you mean 'module'
 // NOT-IR:  lowering-opt: error: 'not_ir' in '{{.*}}make_module.py' is of type int; expected a compiled function (with an ir_module() method) or an IR module

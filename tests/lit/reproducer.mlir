@@ -10,7 +10,7 @@
 // FILE:      // configuration: -p 'canonicalize{disable-patterns=nope}'
 // FILE-NEXT: // reproducer of: pass 'canonicalize' failed
 // FILE-NEXT: module {
-// FILE:        %a = "scalar.add"(%x, %x) : (f32, f32) -> f32 loc(fused["{{.*}}reproducer.mlir":[[# @LINE + 7]]:8, "{{.*}}reproducer.mlir":[[# @LINE + 8]]:8])
+// FILE:        %a = scalar.add %x, %x : f32 loc(fused["{{.*}}reproducer.mlir":[[# @LINE + 7]]:8, "{{.*}}reproducer.mlir":[[# @LINE + 8]]:8])
 // FILE-NOT:    %b =
 
 // AGAIN: error: pass 'canonicalize' failed: disable-patterns: no canonicalization pattern is called 'nope'

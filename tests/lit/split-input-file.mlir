@@ -4,8 +4,8 @@
 // Each chunk is a module of its own; the outputs are joined with '// -----'.
 
 // CHECK-LABEL: func.func @first
-// CHECK: "scalar.add"
-// CHECK-NOT: "scalar.add"
+// CHECK: scalar.add
+// CHECK-NOT: scalar.add
 // CHECK: func.return
 func.func @first(%x: f32) -> f32 {
   %a = "scalar.add"(%x, %x) : (f32, f32) -> f32

@@ -46,6 +46,8 @@ class AtomicRmwOp(Operation):
 
     name = "gpu.atomic_rmw"
     traits = frozenset({IN_KERNEL})
+    assembly_format = ("$kind $value, $buffer `[` $indices `]` attr-dict : "
+                       "functional-type(operands, results)")
     value = operand(ELEMENT)
     buffer = operand(BufferOf(ELEMENT, space=("device", "shared")))
     indices = var_operand(Index)

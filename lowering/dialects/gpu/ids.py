@@ -25,6 +25,7 @@ class _IdOp(Operation):
     """One component of a per-thread or per-launch triple, as an ``index``."""
 
     traits = frozenset({PURE, IN_KERNEL})
+    assembly_format = "$dimension attr-dict : type($result)"
     dimension = attr(EnumAttr(DIMENSIONS))
     result = result(Index)
 

@@ -27,7 +27,7 @@ from lowering.ir.core import (ISOLATED, SYMBOL, TERMINATOR, Block, Operation, Re
 from lowering.ir.traits import HasParent
 from lowering.ir.types import FunctionType
 
-from lowering.dialects.builtin.ops import ModuleOp
+from lowering.dialects.builtin.ops import ModuleOp, parse_function, print_function
 
 from .checks import ON_HOST, is_kernel_argument_type
 
@@ -63,6 +63,7 @@ class GpuModuleOp(Operation):
 
     name = "gpu.module"
     traits = frozenset({ISOLATED, SYMBOL, HasParent(ModuleOp)})
+    assembly_format = "symbol($sym_name) attr-dict-with-keyword $body"
     body = region()
     sym_name = attr(StringAttr)
 
@@ -111,6 +112,8 @@ class GpuFuncOp(Operation):
     sym_name = attr(StringAttr)
     function_type = attr(TypeAttrOf(AnyFunctionType))
     kernel = attr(UnitAttr)
+    print_pretty = print_function
+    parse_pretty = classmethod(parse_function)
 
     @classmethod
     def build(cls, name: str, input_types, body: Callable | None = None,
@@ -159,10 +162,16 @@ class ReturnOp(Operation):
 
     name = "gpu.return"
     traits = frozenset({TERMINATOR, HasParent(GpuFuncOp)})
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "ReturnOp":
         return cls.create(location=location)
+
+
+# The grid and block sizes in the launches' assembly formats, and their type (index).
+_GRID = ("`(` $grid_x, $grid_y, $grid_z `)` `threads` `(` $block_x, $block_y, $block_z `)`")
+_GRID_TYPE = "type($grid_x, $grid_y, $grid_z, $block_x, $block_y, $block_z)"
 
 
 class _GridOp(Operation):
@@ -223,6 +232,8 @@ class LaunchFuncOp(_GridOp):
     """
 
     name = "gpu.launch_func"
+    assembly_format = ("$module $kernel `blocks` " + _GRID
+                       + " (`args` `(` $args `:` type($args) `)`)? attr-dict : " + _GRID_TYPE)
     args = var_operand()
     module = attr(SymbolRefAttr)
     kernel = attr(SymbolRefAttr)
@@ -264,6 +275,7 @@ class LaunchOp(_GridOp):
     """
 
     name = "gpu.launch"
+    assembly_format = "`blocks` " + _GRID + " : " + _GRID_TYPE + " attr-dict-with-keyword $body"
     body = region()
 
     @classmethod
@@ -292,6 +304,7 @@ class TerminatorOp(Operation):
 
     name = "gpu.terminator"
     traits = frozenset({TERMINATOR, HasParent(LaunchOp)})
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "TerminatorOp":

@@ -30,6 +30,7 @@ class SharedAllocOp(Operation):
 
     name = "gpu.shared_alloc"
     traits = frozenset({IN_KERNEL})
+    assembly_format = "attr-dict : type($result)"
     result = result(BufferOf(space="shared", static=True, fresh=True))
 
     @classmethod

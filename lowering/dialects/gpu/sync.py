@@ -21,6 +21,7 @@ class BarrierOp(Operation):
 
     name = "gpu.barrier"
     traits = frozenset({IN_KERNEL})
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "BarrierOp":
@@ -44,6 +45,7 @@ class SyncOp(Operation):
 
     name = "gpu.sync"
     traits = frozenset({ON_HOST})
+    assembly_format = "attr-dict"
 
     @classmethod
     def build(cls, location=None) -> "SyncOp":

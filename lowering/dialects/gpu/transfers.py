@@ -55,6 +55,8 @@ class _TransferOp(Operation):
     traits = frozenset({ON_HOST})
     input = operand(AnyOf(AnyTensor, AnyBuffer))
     context = attr(StringAttr, default=DEFAULT_CONTEXT)
+    assembly_format = ("$input (`context` $context^)? attr-dict : "
+                       "type($input) -> type($result)")
     result = result()
 
     @classmethod
@@ -127,6 +129,7 @@ class MemcpyOp(Operation):
 
     name = "gpu.memcpy"
     traits = frozenset({ON_HOST, MemoryEffects(reads=("source",), writes=("target",))})
+    assembly_format = "$source, $target attr-dict : type($source), type($target)"
     source = operand(_MEMCPY_BUFFER)
     target = operand(_MEMCPY_BUFFER)
 

@@ -24,7 +24,6 @@ from lowering.ir.core import Operation, VerifyError, attr, operand, register_op
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.types import I1, I64
 
-from .syntax import well_formed
 
 # The Python exception each kind of failed check raises (the compiled entry returns the code).
 ASSERT_KINDS = ("value", "index")
@@ -48,10 +47,15 @@ class AssertOp(Operation):
     ``i1`` condition is false."""
 
     name = "loops.assert"
+    assembly_format = "$condition, $message attr-dict"
     condition = operand(Bool)
     message = attr(StringAttr)
     error_code = attr(IntAttr)
     kind = attr(EnumAttr(ASSERT_KINDS), default="value")
+
+    @classmethod
+    def infer_operand_types(cls, known, counts):
+        return {"condition": [I1]}
 
     @classmethod
     def build(cls, condition, message: str, error_code: int, kind: str = "value",
@@ -60,27 +64,6 @@ class AssertOp(Operation):
         if kind != "value":
             attributes["kind"] = StringAttr(kind)
         return cls.create(operands=[condition], attributes=attributes, location=location)
-
-    def print_pretty(self, printer):
-        """``loops.assert %ok, "message" {error_code = 3 : i64}``."""
-        if not well_formed(self, ("message", "error_code", "kind")) \
-                or not isinstance(self.attributes["message"], StringAttr) \
-                or self.condition.type != I1:
-            return False
-        printer.write(" ")
-        printer.print_operand(self.condition)
-        printer.write(", ")
-        printer.print_attribute(self.attributes["message"])
-        printer.print_attr_dict({k: v for k, v in self.attributes.items() if k != "message"})
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        ref = parser.parse_operand()
-        parser.expect(",", "between the condition and the message")
-        message = parser.parse_string()
-        attributes = {"message": StringAttr(message), **parser.parse_optional_attr_dict()}
-        return cls.create(operands=[parser.resolve_operand(ref, I1)], attributes=attributes,
-                          location=parser.op_location)
 
     def verify_(self):
         # A range of values, not a type: no constraint says it.

@@ -27,7 +27,6 @@ from lowering.ir.types import FunctionType
 from .externals import EXTERNAL_FUNCTIONS, param_accepts
 from .constraints import AnyBuffer
 from .runtime import as_buffer
-from .syntax import well_formed
 from .types import BufferType
 
 
@@ -36,6 +35,7 @@ class CallOp(Operation):
     """Calls external symbol ``callee`` with buffer and scalar arguments."""
 
     name = "loops.call"
+    assembly_format = "$callee `(` $args `)` attr-dict : functional-type($args, $outs)"
     args = var_operand(AnyOf(AnyBuffer, AnyScalar))
     outs = var_result(AnyScalar)
     callee = attr((SymbolRefAttr, StringAttr))
@@ -44,31 +44,6 @@ class CallOp(Operation):
     def build(cls, callee: str, args, result_types=(), location=None) -> "CallOp":
         return cls.create(operands=list(args), result_types=list(result_types),
                           attributes={"callee": SymbolRefAttr(callee)}, location=location)
-
-    def print_pretty(self, printer):
-        """``loops.call @cblas_sdot(%n, %x, ...) : (index, !loops.buffer<?xf32>, ...) -> f32``."""
-        if not well_formed(self, ("callee",)) or not isinstance(self.attributes["callee"],
-                                                                 SymbolRefAttr):
-            return False
-        printer.write(" ")
-        printer.print_symbol(self.callee)
-        printer.write("(")
-        printer.print_operands(self.args)
-        printer.write(") : ")
-        printer.print_type(FunctionType(tuple(v.type for v in self.args),
-                                        tuple(r.type for r in self.outs)))
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        callee = parser.parse_symbol()
-        refs = parser.parse_comma_list(parser.parse_operand)
-        parser.expect(":", "before the call's type")
-        at = parser.position()
-        ftype = parser.parse_type()
-        if not isinstance(ftype, FunctionType):
-            parser.error(f"expected the call's function type (args) -> results, got {ftype}", at)
-        args = parser.resolve_operands(refs, list(ftype.inputs), at)
-        return cls.build(callee, args, ftype.results, location=parser.op_location)
 
     def verify_(self):
         if len(self.outs) > 1:

@@ -27,9 +27,16 @@ class ConstantOp(Operation):
     """A read-only buffer with the data of a dense attribute."""
 
     name = "loops.constant"
+    assembly_format = "$value attr-dict"
     traits = frozenset({PURE})
     value = attr(DenseAttr)
     result = result()
+
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[BufferType]:
+        """The result type the assembly format leaves out: the value's, as a buffer."""
+        dense = attributes["value"]
+        return [BufferType(tuple(dense.array.shape), dense.type.element)]
 
     @classmethod
     def build(cls, array, location=None) -> "ConstantOp":

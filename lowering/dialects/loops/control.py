@@ -276,29 +276,10 @@ class YieldOp(Operation):
 
     name = "loops.yield"
     traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp)})
+    assembly_format = "attr-dict ($values^ : type($values))?"
     values = var_operand()
 
     @classmethod
     def build(cls, values=(), location=None) -> "YieldOp":
         return cls.create(operands=list(values), location=location)
 
-    def print_pretty(self, printer):
-        """``loops.yield %a, %b : f32, index`` (``loops.yield`` alone for no values)."""
-        # Followed by another op, a bare ``loops.yield`` would read that op's results as operands.
-        if not well_formed(self) or self.next_op is not None:
-            return False
-        if self.operands:
-            printer.write(" ")
-            printer.print_operands(self.operands)
-            printer.write(" : ")
-            printer.print_types(v.type for v in self.operands)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        refs = parser.parse_operand_list()
-        types = []
-        if refs:
-            parser.expect(":", "before the types of the yielded values")
-            types = parser.parse_type_list()
-        return cls.create(operands=parser.resolve_operands(refs, types),
-                          location=parser.op_location)

@@ -23,7 +23,7 @@ from lowering.ir.types import I64, INDEX, ScalarType
 from .checks import DYNAMIC, check_count, split_mixed
 from .constraints import ELEMENT, AnyBuffer, BufferOf
 from .runtime import as_buffer, as_index, index_error, live_allocations, poison
-from .syntax import all_index, parse_index_list, well_formed
+from .syntax import element_of, index_types
 from .types import BufferType
 
 
@@ -35,8 +35,13 @@ class AllocOp(Operation):
     """
 
     name = "loops.alloc"
+    assembly_format = "`(` $sizes `)` attr-dict : type($result)"
     sizes = var_operand(Index)
     result = result(BufferOf(fresh=True))
+
+    @classmethod
+    def infer_operand_types(cls, known, counts):
+        return index_types(counts, "sizes")
 
     @classmethod
     def build(cls, shape, element: ScalarType, memory_space: str = "host",
@@ -46,22 +51,6 @@ class AllocOp(Operation):
         t = BufferType(tuple(None if d == DYNAMIC else d for d in static), element,
                        memory_space=memory_space)
         return cls.create(operands=dynamic, result_types=[t], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.alloc(%n) : !loops.buffer<?x4xf32>``."""
-        if not well_formed(self, (), self.results) or not all_index(self.sizes):
-            return False
-        printer.write("(")
-        printer.print_operands(self.sizes)
-        printer.write(") : ")
-        printer.print_type(self.result.type)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        sizes = parse_index_list(parser)
-        parser.expect(":", "before the buffer type")
-        return cls.create(operands=sizes, result_types=[parser.parse_type()],
-                          location=parser.op_location)
 
     def verify_(self):
         check_count(self, len(self.sizes), len(self.result.type.dynamic_dims),
@@ -85,27 +74,12 @@ class DeallocOp(Operation):
 
     name = "loops.dealloc"
     traits = frozenset({MemoryEffects(writes=("buffer",))})
+    assembly_format = "$buffer attr-dict : type($buffer)"
     buffer = operand(AnyBuffer)
 
     @classmethod
     def build(cls, buffer, location=None) -> "DeallocOp":
         return cls.create(operands=[buffer], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.dealloc %b : !loops.buffer<?x4xf32>``."""
-        if not well_formed(self, (), self.operands):
-            return False
-        printer.write(" ")
-        printer.print_operand(self.buffer)
-        printer.write(" : ")
-        printer.print_type(self.buffer.type)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        ref = parser.parse_operand()
-        parser.expect(":", "before the buffer type")
-        return cls.create(operands=[parser.resolve_operand(ref, parser.parse_type())],
-                          location=parser.op_location)
 
 
 @INTERPRETER.register(DeallocOp)
@@ -122,34 +96,20 @@ def _dealloc(interp, op, args):
 class _BufferAxisQuery(Operation):
     """An ``index`` read off one dimension ``axis`` of a buffer's run-time layout."""
 
+    assembly_format = "$buffer, $axis attr-dict : type($buffer)"
     traits = frozenset({PURE})
     buffer = operand(AnyBuffer)
     axis = attr(IntAttr)
     result = result(Index)
 
     @classmethod
+    def infer_result_types(cls, operand_types, attributes):
+        return [INDEX]
+
+    @classmethod
     def build(cls, buffer, axis: int, location=None) -> "_BufferAxisQuery":
         return cls.create(operands=[buffer], result_types=[INDEX],
                           attributes={"axis": IntAttr(axis)}, location=location)
-
-    def print_pretty(self, printer):
-        """``loops.dim %b, 0 : !loops.buffer<?x4xf32>`` (and likewise ``loops.stride``)."""
-        if not well_formed(self, ("axis",), self.operands) or self.result.type != INDEX \
-                or self.attributes["axis"].type != I64:
-            return False
-        printer.write(" ")
-        printer.print_operand(self.buffer)
-        printer.write(f", {self.axis} : ")
-        printer.print_type(self.buffer.type)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        ref = parser.parse_operand()
-        parser.expect(",", "before the axis")
-        axis = parser.parse_integer()
-        parser.expect(":", "before the buffer type")
-        buffer = parser.resolve_operand(ref, parser.parse_type())
-        return cls.build(buffer, axis, location=parser.op_location)
 
     def verify_(self):
         rank = self.buffer.type.rank
@@ -199,34 +159,24 @@ def _position(op, array: np.ndarray, args) -> tuple[int, ...]:
     return position
 
 
-def _print_access(printer, buffer, indices) -> None:
-    """`` %b[%i, %j] : buffer-type``."""
-    printer.write(" ")
-    printer.print_operand(buffer)
-    printer.write("[")
-    printer.print_operands(indices)
-    printer.write("] : ")
-    printer.print_type(buffer.type)
-
-
-def _parse_access(parser):
-    """Read ``%b[%i, %j] : buffer-type``: the buffer and index values."""
-    buffer_ref = parser.parse_operand()
-    index_refs = parser.parse_comma_list(parser.parse_operand, "[", "]")
-    parser.expect(":", "before the buffer type")
-    buffer = parser.resolve_operand(buffer_ref, parser.parse_type())
-    return buffer, parser.resolve_operands(index_refs, [INDEX] * len(index_refs))
-
-
 @register_op
 class LoadOp(Operation):
     """Reads one element: ``%x = "loops.load"(%b, %i, %j) : (buffer, index, index) -> f32``."""
 
     name = "loops.load"
     traits = frozenset({MemoryEffects(reads=("buffer",))})
+    assembly_format = "$buffer `[` $indices `]` attr-dict : type($buffer)"
     buffer = operand(BufferOf(ELEMENT))
     indices = var_operand(Index)
     result = result(ELEMENT)
+
+    @classmethod
+    def infer_operand_types(cls, known, counts):
+        return index_types(counts, "indices")
+
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes):
+        return element_of(operand_types[:1])
 
     @classmethod
     def build(cls, buffer, indices=(), location=None) -> "LoadOp":
@@ -234,20 +184,6 @@ class LoadOp(Operation):
             raise TypeError(f"loops.load: expected a buffer, got {buffer.type}")
         return cls.create(operands=[buffer, *indices], result_types=[buffer.type.element],
                           location=location)
-
-    def print_pretty(self, printer):
-        """``loops.load %b[%i, %j] : !loops.buffer<?x4xf32>``."""
-        if not well_formed(self, (), self.operands[:1]) or not all_index(self.indices) \
-                or self.result.type != self.buffer.type.element:
-            return False
-        _print_access(printer, self.buffer, self.indices)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        buffer, indices = _parse_access(parser)
-        if not isinstance(buffer.type, BufferType):
-            parser.error(f"loops.load reads a buffer, not {buffer.type}")
-        return cls.build(buffer, indices, location=parser.op_location)
 
     def verify_(self):
         _check_access(self, self.buffer.type, self.indices)
@@ -265,33 +201,18 @@ class StoreOp(Operation):
 
     name = "loops.store"
     traits = frozenset({MemoryEffects(writes=("buffer",))})
+    assembly_format = "$value, $buffer `[` $indices `]` attr-dict : type($buffer)"
     value = operand(ELEMENT)
     buffer = operand(BufferOf(ELEMENT))
     indices = var_operand(Index)
 
     @classmethod
-    def build(cls, value, buffer, indices=(), location=None) -> "StoreOp":
-        return cls.create(operands=[value, buffer, *indices], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.store %x, %b[%i, %j] : !loops.buffer<?x4xf32>``."""
-        if not well_formed(self, (), self.operands[1:2]) or not all_index(self.indices) \
-                or self.value.type != self.buffer.type.element:
-            return False
-        printer.write(" ")
-        printer.print_operand(self.value)
-        printer.write(",")
-        _print_access(printer, self.buffer, self.indices)
+    def infer_operand_types(cls, known, counts):
+        return {"value": element_of(known["buffer"]), **index_types(counts, "indices")}
 
     @classmethod
-    def parse_pretty(cls, parser, num_results):
-        value_ref = parser.parse_operand()
-        parser.expect(",", "after the stored value")
-        buffer, indices = _parse_access(parser)
-        if not isinstance(buffer.type, BufferType):
-            parser.error(f"loops.store writes a buffer, not {buffer.type}")
-        value = parser.resolve_operand(value_ref, buffer.type.element)
-        return cls.build(value, buffer, indices, location=parser.op_location)
+    def build(cls, value, buffer, indices=(), location=None) -> "StoreOp":
+        return cls.create(operands=[value, buffer, *indices], location=location)
 
     def verify_(self):
         _check_access(self, self.buffer.type, self.indices)
@@ -316,33 +237,13 @@ class CopyOp(Operation):
 
     name = "loops.copy"
     traits = frozenset({MemoryEffects(reads=("source",), writes=("target",))})
+    assembly_format = "$source, $target attr-dict : type($source), type($target)"
     source = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
     target = operand(BufferOf(ELEMENT, rank=_COPY_RANK, space=_COPY_SPACE))
 
     @classmethod
     def build(cls, source, target, location=None) -> "CopyOp":
         return cls.create(operands=[source, target], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.copy %src, %dst : source-type, target-type``."""
-        if not well_formed(self):
-            return False
-        printer.write(" ")
-        printer.print_operands(self.operands)
-        printer.write(" : ")
-        printer.print_types(v.type for v in self.operands)
-
-    @classmethod
-    def parse_pretty(cls, parser, num_results):
-        refs = [parser.parse_operand()]
-        parser.expect(",", "between the source and the target")
-        refs.append(parser.parse_operand())
-        parser.expect(":", "before the types")
-        types = [parser.parse_type()]
-        parser.expect(",", "between the source and target types")
-        types.append(parser.parse_type())
-        return cls.create(operands=parser.resolve_operands(refs, types),
-                          location=parser.op_location)
 
     def verify_(self):
         # Sizes known on both sides must agree; a '?' is checked at run time.
@@ -369,35 +270,17 @@ class FillOp(Operation):
 
     name = "loops.fill"
     traits = frozenset({MemoryEffects(writes=("buffer",))})
+    assembly_format = "$value, $buffer attr-dict : type($buffer)"
     value = operand(ELEMENT)
     buffer = operand(BufferOf(ELEMENT))
 
     @classmethod
-    def build(cls, value, buffer, location=None) -> "FillOp":
-        return cls.create(operands=[value, buffer], location=location)
-
-    def print_pretty(self, printer):
-        """``loops.fill %x, %b : !loops.buffer<?x4xf32>``."""
-        if not well_formed(self, (), self.operands[1:]) \
-                or self.value.type != self.buffer.type.element:
-            return False
-        printer.write(" ")
-        printer.print_operands(self.operands)
-        printer.write(" : ")
-        printer.print_type(self.buffer.type)
+    def infer_operand_types(cls, known, counts):
+        return {"value": element_of(known["buffer"])}
 
     @classmethod
-    def parse_pretty(cls, parser, num_results):
-        value_ref = parser.parse_operand()
-        parser.expect(",", "after the fill value")
-        buffer_ref = parser.parse_operand()
-        parser.expect(":", "before the buffer type")
-        at = parser.position()
-        t = parser.parse_type()
-        if not isinstance(t, BufferType):
-            parser.error(f"loops.fill writes a buffer, not {t}", at)
-        value = parser.resolve_operand(value_ref, t.element)
-        return cls.build(value, parser.resolve_operand(buffer_ref, t), location=parser.op_location)
+    def build(cls, value, buffer, location=None) -> "FillOp":
+        return cls.create(operands=[value, buffer], location=location)
 
 
 @INTERPRETER.register(FillOp)

@@ -1,4 +1,6 @@
-"""Shared pieces of the loops ops' pretty forms (``print_pretty`` / ``parse_pretty``).
+"""Shared pieces of the loops ops' pretty forms: the types their assembly formats leave out, and
+the hand-written forms of the ops a format cannot spell (loops with named induction variables,
+views with mixed static and dynamic entries).
 
 A pretty form leaves out what the op's types already say (index operands are ``index``, a load
 gives the element type), so it is only printed for ops where that holds; any other op prints in
@@ -26,6 +28,19 @@ def well_formed(op: Operation, attributes=(), buffers=()) -> bool:
         return False
     return (set(op.attributes) <= set(attributes)
             and all(isinstance(v.type, BufferType) for v in buffers))
+
+
+def index_types(counts: dict, *names: str) -> dict:
+    """``infer_operand_types`` for operand fields ``names`` of ``index`` values."""
+    return {name: [INDEX] * counts[name] for name in names}
+
+
+def element_of(types: list) -> list:
+    """The element type of the one buffer type in ``types`` (a load's result, a stored value)."""
+    (buffer,) = types
+    if not isinstance(buffer, BufferType):
+        raise VerifyError(f"expected a buffer, got {buffer}")
+    return [buffer.element]
 
 
 def all_index(values) -> bool:
@@ -70,9 +85,3 @@ def parse_view_types(parser) -> tuple:
     source = parser.parse_type()
     parser.expect("->", "between the source and result types")
     return source, parser.parse_type()
-
-
-def parse_index_list(parser) -> list:
-    """``(%a, %b)`` (possibly empty) resolved as index values."""
-    refs = parser.parse_comma_list(parser.parse_operand)
-    return parser.resolve_operands(refs, [INDEX] * len(refs))

@@ -35,7 +35,7 @@ from lowering.ir.types import INDEX
 from .checks import DYNAMIC, check_count, check_result_type, split_mixed
 from .constraints import AnyBuffer, BufferOf
 from .runtime import as_buffer, as_index, index_error
-from .syntax import (all_index, parse_index_list, parse_mixed, parse_view_types, print_mixed,
+from .syntax import (all_index, index_types, parse_mixed, parse_view_types, print_mixed,
                      print_view_types, well_formed)
 from .types import BufferType, contiguous_strides
 
@@ -241,28 +241,16 @@ def _subview(interp, op, args):
 # views with run-time result sizes (reshape_view, broadcast_view)
 
 
-class _SizedView(ViewOp):
-    """A view of ``source`` whose result sizes are partly run-time ``sizes`` operands; its pretty
-    form is ``loops.<name> %x(%n, ...) : source -> result``."""
+# The pretty form of a view whose result sizes are partly run-time ``sizes`` operands.
+_SIZED_VIEW_FORMAT = "$source `(` $sizes `)` attr-dict : type($source) -> type($result)"
 
-    def print_pretty(self, printer):
-        if not well_formed(self, (), [*self.operands[:1], *self.results]) \
-                or not all_index(self.sizes):
-            return False
-        printer.write(" ")
-        printer.print_operand(self.source)
-        printer.write("(")
-        printer.print_operands(self.sizes)
-        printer.write(")")
-        print_view_types(printer, self.source, self.result)
+
+class _SizedView(ViewOp):
+    """A view of ``source`` whose result sizes are partly run-time ``sizes`` operands."""
 
     @classmethod
-    def parse_pretty(cls, parser, num_results):
-        source_ref = parser.parse_operand()
-        sizes = parse_index_list(parser)
-        source_type, result_type = parse_view_types(parser)
-        return cls.create(operands=[parser.resolve_operand(source_ref, source_type), *sizes],
-                          result_types=[result_type], location=parser.op_location)
+    def infer_operand_types(cls, known, counts):
+        return index_types(counts, "sizes")
 
 
 # reshape_view
@@ -274,6 +262,7 @@ class ReshapeViewOp(_SizedView):
     operand per ``?`` of the result."""
 
     name = "loops.reshape_view"
+    assembly_format = _SIZED_VIEW_FORMAT
     source = operand(BufferOf(contiguous=True))
     sizes = var_operand(Index)
     result = result(AnyBuffer)
@@ -429,6 +418,7 @@ class BroadcastViewOp(_SizedView):
     operand per dimension that goes from 1 to ``?``."""
 
     name = "loops.broadcast_view"
+    assembly_format = _SIZED_VIEW_FORMAT
     source = operand(AnyBuffer)
     sizes = var_operand(Index)
     result = result(AnyBuffer)

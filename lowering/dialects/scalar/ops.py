@@ -148,6 +148,11 @@ class ScalarOp(Operation):
         """Keyword arguments ``evaluate`` and ``result_element`` need besides the operands."""
         return {}
 
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[ScalarType]:
+        """The result type an assembly format leaves out: ``result_element``'s."""
+        return [cls.result_element(operand_types)]
+
     # -- construction and checks ----------------------------------------------------------
 
     @classmethod
@@ -213,9 +218,15 @@ class ConstantOp(Operation):
     """
 
     name = "scalar.constant"
+    assembly_format = "$value attr-dict"
     traits = frozenset({PURE})
     value = attr((IntAttr, FloatAttr))
     result = result(AnyScalar)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[ScalarType]:
+        """The result type an assembly format leaves out: the value's."""
+        return [attributes["value"].type]
 
     @classmethod
     def build(cls, value, element: ScalarType, location=None) -> "ConstantOp":
@@ -242,6 +253,7 @@ class YieldOp(Operation):
     """Ends a scalar body (of a fused op or a loop), giving back its values."""
 
     name = "scalar.yield"
+    assembly_format = "attr-dict ($values^ : type($values))?"
     traits = frozenset({TERMINATOR})
     values = var_operand()
 
@@ -251,6 +263,7 @@ class YieldOp(Operation):
 
 
 class UnaryOp(ScalarOp):
+    assembly_format = "$input attr-dict : type($input)"
     arity = 1
     input = operand(AnyScalar)
     result = result(AnyScalar)
@@ -261,6 +274,7 @@ _SAME = ConstraintVar("T", AnyScalar)
 
 
 class BinaryOp(ScalarOp):
+    assembly_format = "$lhs, $rhs attr-dict : type($lhs, $rhs)"
     arity = 2
     lhs = operand(_SAME)
     rhs = operand(_SAME)
@@ -385,6 +399,7 @@ class ClipOp(ScalarOp):
     """``minimum(maximum(x, lo), hi)``: ``hi`` wins when ``lo > hi``."""
 
     name = "scalar.clip"
+    assembly_format = "$input, $lo, $hi attr-dict : type($input, $lo, $hi)"
     arity = 3
     kind = "arith"
     numpy_fn = staticmethod(fn.clip)
@@ -400,6 +415,8 @@ class SelectOp(ScalarOp):
     """``on_true if cond else on_false``; ``cond`` is i1, the branches share any type."""
 
     name = "scalar.select"
+    assembly_format = ("$cond, $on_true, $on_false attr-dict : "
+                       "type($cond), type($on_true, $on_false)")
     arity = 3
     kind = "select"
     numpy_fn = staticmethod(fn.select)
@@ -436,6 +453,7 @@ class CastOp(ScalarOp):
     truncate toward zero, anything to i1 tests ``!= 0``."""
 
     name = "scalar.cast"
+    assembly_format = "$input attr-dict : type($input) -> type($result)"
     arity = 1
     kind = "cast"
     numpy_fn = staticmethod(lambda x, to: np.asarray(x).astype(to.dtype))

@@ -134,15 +134,22 @@ class TensorOp(Operation):
 
 @register_op
 class ConstantOp(TensorOp):
-    """A constant tensor: ``tensor.constant {value = dense<1.0> : tensor<f32>}``.
+    """A constant tensor: ``tensor.constant dense<1.0> : tensor<f32>``.
 
     The result type may be more general than the value's exact shape (``?`` where the value has a
     size), as Theano's constants are (a ``(1,) of -1.0`` constant broadcasts).
     """
 
     name = "tensor.constant"
+    assembly_format = "$value attr-dict"
     value = attr(DenseAttr)
     result = result(AnyTensor)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[TensorType]:
+        """The result type the assembly format leaves out: the value's (a constant of a more
+        general type prints in the generic form)."""
+        return [attributes["value"].type]
 
     @classmethod
     def build(cls, array, type: TensorType | None = None, location=None) -> "ConstantOp":

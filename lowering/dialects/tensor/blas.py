@@ -84,6 +84,8 @@ def _gemm_type(ct: TensorType, alpha: TensorType, at: TensorType, bt: TensorType
 
 
 class _ScaledProductOp(TensorOp):
+    assembly_format = ("$acc, $alpha, $lhs, $rhs, $beta attr-dict : "
+                       "functional-type(operands, results)")
     """Shared parts of gemv and gemm: ``acc`` accumulates ``alpha * (lhs @ rhs)``."""
 
     acc = operand(AnyTensor)

@@ -89,6 +89,7 @@ class CustomOp(TensorOp):
 
     name = "tensor.custom"
     traits = frozenset({PURE, HAS_CANONICALIZATION_PATTERNS})
+    assembly_format = "$op_name `(` $inputs `)` attr-dict : functional-type($inputs, $outputs)"
     inputs = var_operand()
     outputs = var_result()
     key = attr(IntAttr)

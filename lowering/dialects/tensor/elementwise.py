@@ -73,6 +73,11 @@ class ElementwiseOp(TensorOp):
             raise VerifyError(exc.message.replace(cls.scalar_op.name, cls.name, 1)) from None
         return TensorType(shape, element)
 
+    @classmethod
+    def infer_result_types(cls, operand_types, attributes) -> list[TensorType]:
+        """The result type an assembly format leaves out: ``infer_type``'s."""
+        return [cls.infer_type(operand_types)]
+
     def scalar_attributes(self) -> dict:
         """Keyword arguments of ``scalar_op.evaluate``/``result_element`` besides the operands."""
         return {}
@@ -167,11 +172,13 @@ class Emitter:
 
 
 class UnaryElementwiseOp(ElementwiseOp):
+    assembly_format = "$input attr-dict : type($input)"
     input = operand()
     result = result()
 
 
 class BinaryElementwiseOp(ElementwiseOp):
+    assembly_format = "$lhs, $rhs attr-dict : type($lhs, $rhs)"
     lhs = operand()
     rhs = operand()
     result = result()
@@ -304,6 +311,8 @@ class SelectOp(ElementwiseOp):
     gradient flows to the branch each element was taken from."""
 
     name = "tensor.select"
+    assembly_format = ("$cond, $on_true, $on_false attr-dict : "
+                       "type($cond), type($on_true, $on_false)")
     scalar_op = scalar.SelectOp
     partials = staticmethod(_select_partials)
     cond = operand()
@@ -325,6 +334,7 @@ class ClipOp(ElementwiseOp):
     goes to whichever of ``x``, ``lo``, ``hi`` the result equals."""
 
     name = "tensor.clip"
+    assembly_format = "$input, $lo, $hi attr-dict : type($input, $lo, $hi)"
     scalar_op = scalar.ClipOp
     partials = staticmethod(_clip_partials)
     input = operand()
@@ -348,6 +358,7 @@ class CastOp(ElementwiseOp):
     """
 
     name = "tensor.cast"
+    assembly_format = "$input `to` $to attr-dict : type($input) -> type($result)"
     scalar_op = scalar.CastOp
     to = attr(TypeAttr)
     input = operand()

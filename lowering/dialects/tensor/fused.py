@@ -181,6 +181,7 @@ class FusedOp(TensorOp):
     name = "tensor.fused"
     # The body reads only its arguments.
     traits = frozenset({PURE, ISOLATED, HAS_CANONICALIZATION_PATTERNS})
+    assembly_format = "$inputs attr-dict-with-keyword : functional-type($inputs, $outputs) $body"
     inputs = var_operand()
     outputs = var_result()
     body = region()

@@ -362,6 +362,8 @@ class _IndexingOp(TensorOp):
 
 
 class _ReadOp(_IndexingOp):
+    assembly_format = ("$input `[` $indices `]` $spec attr-dict : "
+                       "functional-type(operands, results)")
     input = operand(AnyTensor)
     indices = var_operand(AnyTensor)
     result = result(AnyTensor)
@@ -380,6 +382,9 @@ class _ReadOp(_IndexingOp):
 
 
 class _WriteOp(_IndexingOp):
+    # ``%y into %x[%i] spec``; the function type lists the operands in order (x, y, indices).
+    assembly_format = ("$value `into` $input `[` $indices `]` $spec attr-dict : "
+                       "functional-type(operands, results)")
     writes = True
     input = operand(AnyTensor)
     value = operand(AnyTensor)

@@ -40,6 +40,7 @@ class DotOp(TensorOp):
     """``tensor.dot(a, b)``: contracts the last dim of ``a`` with the first of ``b``."""
 
     name = "tensor.dot"
+    assembly_format = "$lhs, $rhs attr-dict : functional-type(operands, results)"
     lhs = operand(AnyTensor)
     rhs = operand(AnyTensor)
     result = result(AnyTensor)

@@ -34,6 +34,7 @@ def _softmax_type(xt: TensorType, axis: int) -> TensorType:
 
 
 class _SoftmaxBase(TensorOp):
+    assembly_format = "$input `axis` $axis attr-dict : type($input, $result)"
     input = operand(AnyTensor)
     result = result(AnyTensor)
     axis = attr(IntAttr)

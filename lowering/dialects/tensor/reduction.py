@@ -34,6 +34,8 @@ from .typing import normalize_axes
 
 
 class ReductionOp(TensorOp):
+    assembly_format = ("$input `axes` $axes (`keepdims` $keepdims^)? attr-dict : "
+                       "type($input) -> type($result)")
     """Base of the reductions: ``reducer`` is the NumPy semantics, ``result_element`` the dtype
     rule."""
 

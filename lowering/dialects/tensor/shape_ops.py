@@ -190,6 +190,7 @@ class DimShuffleOp(TensorOp):
     """
 
     name = "tensor.dimshuffle"
+    assembly_format = "$input $pattern attr-dict : type($input) -> type($result)"
     input = operand(AnyTensor)
     result = result(AnyTensor)
     pattern = attr(ArrayAttr)
@@ -290,6 +291,7 @@ class ReshapeOp(TensorOp):
     """
 
     name = "tensor.reshape"
+    assembly_format = "$input `(` $shape `)` attr-dict : functional-type(operands, results)"
     input = operand(AnyTensor)
     shape = operand(AnyTensor)
     result = result(AnyTensor)
@@ -360,6 +362,7 @@ class ShapeOp(TensorOp):
     """
 
     name = "tensor.shape"
+    assembly_format = "$input attr-dict : type($input) -> type($result)"
     input = operand(AnyTensor)
     result = result(AnyTensor)
 
@@ -399,6 +402,7 @@ class ShapeIOp(TensorOp):
     """
 
     name = "tensor.shape_i"
+    assembly_format = "$input, $axis attr-dict : type($input) -> type($result)"
     input = operand(AnyTensor)
     result = result(TensorType((), I64))
     axis = attr(IntAttr)
@@ -443,6 +447,7 @@ class MakeVectorOp(TensorOp):
     """
 
     name = "tensor.make_vector"
+    assembly_format = "$elements attr-dict : functional-type($elements, results)"
     elements = var_operand(AnyTensor)
     result = result(TensorOf(rank=1))
 
@@ -527,6 +532,7 @@ class AllocOp(TensorOp):
     """
 
     name = "tensor.alloc"
+    assembly_format = "$value `(` $dims `)` attr-dict : functional-type(operands, results)"
     value = operand(AnyTensor)
     dims = var_operand(AnyTensor)
     result = result(AnyTensor)
@@ -594,6 +600,7 @@ class FillOp(TensorOp):
     """
 
     name = "tensor.fill"
+    assembly_format = "$model, $value attr-dict : functional-type(operands, results)"
     model = operand(AnyTensor)
     value = operand(AnyTensor)
     result = result(AnyTensor)
@@ -705,6 +712,7 @@ class ArangeOp(TensorOp):
     """
 
     name = "tensor.arange"
+    assembly_format = "$start, $stop, $step attr-dict : type($start, $stop, $step) -> type($result)"
     start = operand(AnyTensor)
     stop = operand(AnyTensor)
     step = operand(AnyTensor)
@@ -776,6 +784,7 @@ class ConcatenateOp(TensorOp):
     """
 
     name = "tensor.concatenate"
+    assembly_format = "$inputs `axis` $axis attr-dict : functional-type($inputs, results)"
     inputs = var_operand(AnyTensor)
     result = result(AnyTensor)
     axis = attr(IntAttr)

@@ -3,9 +3,9 @@
 
 // Round trips give the value back; a repeated transfer reads the first one.
 // CHECK-LABEL: func.func @round_trips
-// CHECK-NEXT:    %[[D:.*]] = "gpu.to_device"(%h) {context = "cuda"}
-// CHECK-NEXT:    %e = "tensor.exp"(%[[D]]) {device = "cuda"}
-// CHECK-NEXT:    %l = "tensor.log"(%[[D]]) {device = "cuda"}
+// CHECK-NEXT:    %[[D:.*]] = gpu.to_device %h context "cuda"
+// CHECK-NEXT:    %e = tensor.exp %[[D]] {device = "cuda"}
+// CHECK-NEXT:    %l = tensor.log %[[D]] {device = "cuda"}
 // CHECK-NEXT:    func.return %h, %d, %e, %l
 func.func @round_trips(%h: tensor<?xf32>, %d: tensor<?xf32>)
     -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
@@ -22,8 +22,8 @@ func.func @round_trips(%h: tensor<?xf32>, %d: tensor<?xf32>)
 
 // Not the same context: the round trip through the host stays.
 // CHECK-LABEL: func.func @two_contexts
-// CHECK-NEXT:    %[[H:.*]] = "gpu.to_host"(%d) {context = "dev0"}
-// CHECK-NEXT:    %[[D:.*]] = "gpu.to_device"(%[[H]]) {context = "dev1"}
+// CHECK-NEXT:    %[[H:.*]] = gpu.to_host %d context "dev0"
+// CHECK-NEXT:    %[[D:.*]] = gpu.to_device %[[H]] context "dev1"
 // CHECK-NEXT:    func.return %[[D]]
 func.func @two_contexts(%d: tensor<?xf32>) -> tensor<?xf32>
     attributes {lowering.arg_devices = ["dev0"], lowering.result_devices = ["dev1"]} {
@@ -34,10 +34,10 @@ func.func @two_contexts(%d: tensor<?xf32>) -> tensor<?xf32>
 
 // After placement: x is copied once although two device ops read it.
 // PLACED-LABEL: func.func @placed
-// PLACED-NEXT:    %[[X:.*]] = "gpu.to_device"(%x) {context = "cuda"}
-// PLACED-NEXT:    %s = "tensor.sqr"(%[[X]]) {device = "cuda"}
-// PLACED-NEXT:    %t = "tensor.add"(%s, %[[X]]) {device = "cuda"}
-// PLACED-NEXT:    %[[H:.*]] = "gpu.to_host"(%t) {context = "cuda"}
+// PLACED-NEXT:    %[[X:.*]] = gpu.to_device %x context "cuda"
+// PLACED-NEXT:    %s = tensor.sqr %[[X]] {device = "cuda"}
+// PLACED-NEXT:    %t = tensor.add %s, %[[X]] {device = "cuda"}
+// PLACED-NEXT:    %[[H:.*]] = gpu.to_host %t context "cuda"
 // PLACED-NEXT:    func.return %[[H]]
 func.func @placed(%x: tensor<?xf32>) -> tensor<?xf32> {
   %s = "tensor.sqr"(%x) : (tensor<?xf32>) -> tensor<?xf32>

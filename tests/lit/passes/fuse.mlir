@@ -6,12 +6,12 @@
 // CHECK-LABEL: func.func @sum_of_exp
 // EXPLAIN: fuse: fused 2 ops (exp, sum) at {{.*}}fuse.mlir:[[# @LINE + 9]]:8 and 1 more: 1 inputs, 2 results
 func.func @sum_of_exp(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
-  // CHECK-NEXT: %[[F:.*]]:2 = "tensor.fused"(%x) ({
+  // CHECK-NEXT: %[[F:.*]]:2 = tensor.fused %x attributes {reductions = [{kind = "none"}, {kind = "sum", axes = [1 : i64], keepdims = false}]} : (tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>) {
   // CHECK-NEXT: ^bb0(%[[A:.*]]: f32):
-  // CHECK-NEXT:   %[[E:.*]] = "scalar.exp"(%[[A]])
-  // CHECK-NEXT:   "scalar.yield"(%[[E]], %[[E]])
-  // CHECK-NEXT: }) {reductions = [{kind = "none"}, {kind = "sum", axes = [1 : i64], keepdims = false}]}
-  // CHECK-NEXT: %s = "tensor.softmax"(%[[F]]#0)
+  // CHECK-NEXT:   %[[E:.*]] = scalar.exp %[[A]]
+  // CHECK-NEXT:   scalar.yield %[[E]], %[[E]]
+  // CHECK-NEXT: }
+  // CHECK-NEXT: %s = tensor.softmax %[[F]]#0
   // CHECK-NEXT: func.return %[[F]]#1, %s
   %e = "tensor.exp"(%x) : (tensor<?x?xf32>) -> tensor<?x?xf32>
   %r = "tensor.sum"(%e) {axes = [1], keepdims = false} : (tensor<?x?xf32>) -> tensor<?xf32>
@@ -30,17 +30,17 @@ func.func @sum_of_exp(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
 // EXPLAIN-DAG: fuse: boundary tensor.exp at {{.*}} -> tensor.dot at {{.*}}: tensor.dot is not elementwise
 // With at most two inputs, the ops after the dot are two fused ops.
 // CAP-LABEL: func.func @around_a_dot
-// CAP: %d = "tensor.dot"
-// CAP-NEXT: %[[P:.*]] = "tensor.fused"(%d, %y)
-// CAP: "scalar.sub"
-// CAP: %[[Q:.*]] = "tensor.fused"(%[[P]], %{{.*}})
-// CAP: "scalar.sqr"
+// CAP: %d = tensor.dot
+// CAP-NEXT: %[[P:.*]] = tensor.fused %d, %y
+// CAP: scalar.sub
+// CAP: %[[Q:.*]] = tensor.fused %[[P]], %{{.*}}
+// CAP: scalar.sqr
 // CAP: func.return %[[Q]]
 func.func @around_a_dot(%a: tensor<?x?xf32>, %v: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
-  // CHECK-NEXT: %[[G:.*]] = "tensor.fused"(%v)
-  // CHECK: %d = "tensor.dot"(%a, %[[G]])
-  // CHECK-NEXT: %[[H:.*]] = "tensor.fused"(%d, %y, %[[G]])
-  // CHECK: "scalar.constant"() {value = 2.000000e+00 : f32}
+  // CHECK-NEXT: %[[G:.*]] = tensor.fused %v
+  // CHECK: %d = tensor.dot %a, %[[G]]
+  // CHECK-NEXT: %[[H:.*]] = tensor.fused %d, %y, %[[G]]
+  // CHECK: scalar.constant 2.000000e+00 : f32
   // CHECK: func.return %[[H]]
   %two = "tensor.constant"() {value = dense<2.0> : tensor<1xf32>} : () -> tensor<1xf32>
   %n = "tensor.neg"(%v) : (tensor<?xf32>) -> tensor<?xf32>

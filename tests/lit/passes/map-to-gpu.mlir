@@ -6,23 +6,23 @@
 // taking two elements per step (a grid's width apart), then the remainder one per step.
 // CHECK-LABEL: func.func @scale
 // CHECK:       %n = loops.dim %x, 0
-// CHECK:       %[[SPAN:.*]] = "scalar.add"(%n, %{{.*}})
-// CHECK:       %[[BLOCKS:.*]] = "scalar.floordiv"(%[[SPAN]], %{{.*}})
-// CHECK:       %[[ATLEAST:.*]] = "scalar.maximum"(%[[BLOCKS]], %{{.*}})
-// CHECK:       %[[GRID:.*]] = "scalar.minimum"(%[[ATLEAST]], %{{.*}})
-// CHECK:       "gpu.launch"(%[[GRID]],
-// CHECK:         %[[TID:.*]] = "gpu.thread_id"() {dimension = "x"}
-// CHECK:         %[[BID:.*]] = "gpu.block_id"() {dimension = "x"}
-// CHECK:         %[[BDIM:.*]] = "gpu.block_dim"() {dimension = "x"}
-// CHECK:         %[[GDIM:.*]] = "gpu.grid_dim"() {dimension = "x"}
+// CHECK:       %[[SPAN:.*]] = scalar.add %n, %{{.*}}
+// CHECK:       %[[BLOCKS:.*]] = scalar.floordiv %[[SPAN]], %{{.*}}
+// CHECK:       %[[ATLEAST:.*]] = scalar.maximum %[[BLOCKS]], %{{.*}}
+// CHECK:       %[[GRID:.*]] = scalar.minimum %[[ATLEAST]], %{{.*}}
+// CHECK:       gpu.launch blocks(%[[GRID]], {{.*}} attributes {kernel_name = "mul"} {
+// CHECK:         %[[TID:.*]] = gpu.thread_id "x"
+// CHECK:         %[[BID:.*]] = gpu.block_id "x"
+// CHECK:         %[[BDIM:.*]] = gpu.block_dim "x"
+// CHECK:         %[[GDIM:.*]] = gpu.grid_dim "x"
 // CHECK:         loops.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-COUNT-2:   loops.store
 // CHECK:           loops.yield
 // CHECK:         loops.for %[[I:.*]] = %{{.*}} to %n step
 // CHECK:           loops.load %x[%[[I]]]
 // CHECK:           loops.store
-// CHECK:         "gpu.terminator"()
-// CHECK:       }) {kernel_name = "mul"}
+// CHECK:         gpu.terminator
+// CHECK:       }
 // CHECK-NOT:   loops.parallel
 // CHECK:       func.return
 func.func @scale(%x: !loops.buffer<?xf32, space="device">, %s: f32) {
@@ -44,26 +44,26 @@ func.func @scale(%x: !loops.buffer<?xf32, space="device">, %s: f32) {
 // element of its row; a tree in shared memory (2 halvings for 4 threads, a barrier after each,
 // run by the whole block) combines each group's sums, and the group's first thread stores it.
 // TREE-LABEL: func.func @row_sums
-// TREE:       "scalar.le"(%n,
-// TREE:       "scalar.select"(
-// TREE:       "scalar.le"(%n,
-// TREE:       %[[WIDTH:.*]] = "scalar.select"(
-// TREE:       "gpu.launch"
-// TREE:         %[[CACHE:.*]] = "gpu.shared_alloc"() : () -> !loops.buffer<4xf32, space="shared">
-// TREE:         %[[TID:.*]] = "gpu.thread_id"()
-// TREE:         %[[LANE:.*]] = "scalar.mod"(%[[TID]], %[[WIDTH]])
+// TREE:       scalar.le %n,
+// TREE:       scalar.select 
+// TREE:       scalar.le %n,
+// TREE:       %[[WIDTH:.*]] = scalar.select 
+// TREE:       gpu.launch {{.*}} attributes {kernel_name = "sum"} {
+// TREE:         %[[CACHE:.*]] = gpu.shared_alloc : !loops.buffer<4xf32, space="shared">
+// TREE:         %[[TID:.*]] = gpu.thread_id
+// TREE:         %[[LANE:.*]] = scalar.mod %[[TID]], %[[WIDTH]]
 // TREE:         loops.for %{{.*}} = %{{.*}} to %m step
-// TREE:           %[[ROW:.*]] = "scalar.minimum"
+// TREE:           %[[ROW:.*]] = scalar.minimum
 // TREE:           %[[MINE:.*]] = loops.for %[[J:.*]] = %[[LANE]] to %{{.*}} step %[[WIDTH]] iter_args
 // TREE:             loops.load %x[%[[ROW]], %[[J]]]
 // TREE:           loops.store %[[MINE]], %[[CACHE]][%[[TID]]]
-// TREE-NEXT:      "gpu.barrier"()
-// TREE:           "gpu.barrier"()
-// TREE:           "gpu.barrier"()
+// TREE-NEXT:      gpu.barrier
+// TREE:           gpu.barrier
+// TREE:           gpu.barrier
 // TREE:           loops.for
 // TREE:             loops.load %[[CACHE]][%[[TID]]]
 // TREE:             loops.store %{{.*}}, %out[%[[ROW]]]
-// TREE:       }) {kernel_name = "sum"}
+// TREE:       }
 func.func @row_sums(%x: !loops.buffer<?x?xf32, space="device">, %out: !loops.buffer<?xf32, space="device">) {
   %c0 = "scalar.constant"() {value = 0 : index} : () -> index
   %c1 = "scalar.constant"() {value = 1 : index} : () -> index

@@ -4,21 +4,20 @@
 // in program order, and a gpu.launch_func with the launch's sizes; the values the body read
 // from outside are its arguments (the device buffer and the scalar), constants are copied in.
 // CHECK-LABEL: func.func @two_kernels
-// CHECK:       "gpu.launch_func"({{.*}}, %x, %s) {module = @kernels, kernel = @mul_0}
-// CHECK:       "gpu.launch_func"({{.*}}, %x) {module = @kernels, kernel = @fill_1}
-// CHECK-NOT:   "gpu.launch"(
+// CHECK:       gpu.launch_func @kernels @mul_0 blocks({{.*}} args({{.*}}, %x, %s :
+// CHECK:       gpu.launch_func @kernels @fill_1 blocks({{.*}} args({{.*}}, %x :
+// CHECK-NOT:   gpu.launch blocks(
 // CHECK:       func.return
-// CHECK:       "gpu.module"() ({
-// CHECK:         "gpu.func"() ({
-// CHECK-NEXT:    ^bb0(%{{.*}}: index, %x: !loops.buffer<?xf32, space="device">, %s: f32):
-// CHECK:           "gpu.thread_id"()
-// CHECK:           "scalar.mul"
-// CHECK:           "gpu.return"() : () -> ()
-// CHECK:         }) {sym_name = "mul_0", function_type = (index, !loops.buffer<?xf32, space="device">, f32) -> (), kernel = unit}
-// CHECK:         "gpu.func"() ({
-// CHECK:           "scalar.constant"() {value = 2.000000e+00 : f32}
-// CHECK:         }) {sym_name = "fill_1", {{.*}}kernel = unit}
-// CHECK:       }) {sym_name = "kernels"}
+// CHECK:       gpu.module @kernels {
+// CHECK:         gpu.func @mul_0(%{{.*}}: index, %x: !loops.buffer<?xf32, space="device">, %s: f32) attributes {kernel = unit} {
+// CHECK:           gpu.thread_id
+// CHECK:           scalar.mul
+// CHECK:           gpu.return
+// CHECK:         }
+// CHECK:         gpu.func @fill_1({{.*}}) attributes {kernel = unit} {
+// CHECK:           scalar.constant 2.000000e+00 : f32
+// CHECK:         }
+// CHECK:       }
 func.func @two_kernels(%x: !loops.buffer<?xf32, space="device">, %s: f32) {
   %c0 = "scalar.constant"() {value = 0 : index} : () -> index
   %c1 = "scalar.constant"() {value = 1 : index} : () -> index

@@ -3,9 +3,9 @@
 // Small constant powers.
 // CHECK-LABEL: func.func @powers
 func.func @powers(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
-  // CHECK-NEXT: %a = "tensor.sqr"(%x)
-  // CHECK-NEXT: %b = "tensor.sqrt"(%x)
-  // CHECK-NEXT: %c = "tensor.reciprocal"(%x)
+  // CHECK-NEXT: %a = tensor.sqr %x
+  // CHECK-NEXT: %b = tensor.sqrt %x
+  // CHECK-NEXT: %c = tensor.reciprocal %x
   // CHECK-NEXT: func.return %a, %b, %c
   %two = "tensor.constant"() {value = dense<2.0> : tensor<1xf32>} : () -> tensor<1xf32>
   %half = "tensor.constant"() {value = dense<0.5> : tensor<1xf32>} : () -> tensor<1xf32>
@@ -20,10 +20,10 @@ func.func @powers(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x
 // with alpha = -0.01 and beta = 1 - 0.01 * 0.02.
 // CHECK-LABEL: func.func @update
 func.func @update(%x: tensor<?x?xf32>, %g: tensor<?xf32>, %w: tensor<?xf32>) -> tensor<?xf32> {
-  // CHECK: %[[T:.*]] = "tensor.dimshuffle"(%x) {pattern = [1 : i64, 0 : i64]}
-  // CHECK-DAG: %[[BETA:.*]] = "tensor.constant"() {value = dense<0.9998{{[0-9]*}}> : tensor<f32>}
-  // CHECK-DAG: %[[ALPHA:.*]] = "tensor.constant"() {value = dense<-0.0099{{[0-9]*}}> : tensor<f32>}
-  // CHECK: %r = "tensor.gemv"(%w, %[[ALPHA]], %[[T]], %g, %[[BETA]])
+  // CHECK: %[[T:.*]] = tensor.dimshuffle %x [1, 0]
+  // CHECK-DAG: %[[BETA:.*]] = tensor.constant dense<0.9998{{[0-9]*}}> : tensor<f32>
+  // CHECK-DAG: %[[ALPHA:.*]] = tensor.constant dense<-0.0099{{[0-9]*}}> : tensor<f32>
+  // CHECK: %r = tensor.gemv %w, %[[ALPHA]], %[[T]], %g, %[[BETA]]
   // CHECK-NEXT: func.return %r
   %lr = "tensor.constant"() {value = dense<0.01> : tensor<1xf32>} : () -> tensor<1xf32>
   %k = "tensor.constant"() {value = dense<0.02> : tensor<1xf32>} : () -> tensor<1xf32>
@@ -39,7 +39,7 @@ func.func @update(%x: tensor<?x?xf32>, %g: tensor<?xf32>, %w: tensor<?xf32>) -> 
 // C + dot(A, B) is gemm(C, 1, A, B, 1).
 // CHECK-LABEL: func.func @gemm
 func.func @gemm(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
-  // CHECK: %r = "tensor.gemm"(%c, %{{.*}}, %a, %b, %{{.*}})
+  // CHECK: %r = tensor.gemm %c, %{{.*}}, %a, %b, %{{.*}}
   // CHECK-NEXT: func.return %r
   %p = "tensor.dot"(%a, %b) : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
   %r = "tensor.add"(%c, %p) : (tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
