@@ -2,7 +2,7 @@
 
 For every function and format: random bit patterns over the whole range (NaNs, infinities,
 subnormals included) and a dense, evenly spaced sweep of the main domain, each compared with the
-``numpy.longdouble`` reference of ``lowering.llvm.vecmath_accuracy``.  Prints a Markdown table
+``numpy.longdouble`` reference of ``lowering.llvm.vecmath.accuracy``.  Prints a Markdown table
 (the one in docs/vecmath.md) with the worst error of each part, where it occurs, and the bound
 ``MATH_FUNCTIONS`` documents; exits with status 1 if a measured error exceeds its bound.
 
@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from lowering.llvm.vecmath import MATH_FUNCTIONS
-from lowering.llvm.vecmath_accuracy import reference, ulp_error
-from lowering.llvm.vecmath_kernels import DTYPES, compile_kernels
+from lowering.llvm.vecmath.library import MATH_FUNCTIONS
+from lowering.llvm.vecmath.accuracy import reference, ulp_error
+from lowering.llvm.vecmath.kernels import DTYPES, compile_kernels
 
 # The main domain of each function: where it is neither constant nor overflowing, per format.
 MAIN_DOMAIN = {

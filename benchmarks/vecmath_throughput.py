@@ -18,8 +18,8 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from lowering.llvm import jit
-from lowering.llvm.vecmath import MATH_FUNCTIONS
-from lowering.llvm.vecmath_kernels import DTYPES, kernel_module, kernel_name
+from lowering.llvm.vecmath.library import MATH_FUNCTIONS
+from lowering.llvm.vecmath.kernels import DTYPES, kernel_module, kernel_name
 
 NUMPY = {"exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2,
          "log10": np.log10, "log1p": np.log1p, "sin": np.sin, "cos": np.cos, "tan": np.tan,

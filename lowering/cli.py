@@ -72,33 +72,33 @@ def register_emitter(name: str, emit: Emitter) -> None:
 def _emit_llvm(module: Operation) -> str:
     """``--emit llvm``: the CPU backend's LLVM IR after LLVM's O3 pipeline, from tensor-level
     (bufferized first) or loops-level input."""
-    from lowering.compile.cpu_executor import emit_llvm  # imported when used: a fast start
+    from lowering.compile.cpu.executor import emit_llvm  # imported when used: a fast start
     return emit_llvm(module)
 
 
 def _emit_asm(module: Operation) -> str:
     """``--emit asm``: the host assembly the CPU backend makes of the module."""
-    from lowering.compile.cpu_executor import emit_asm
+    from lowering.compile.cpu.executor import emit_asm
     return emit_asm(module)
 
 
 def _emit_gpu(module: Operation) -> str:
     """``--emit gpu``: the GPU backend's ``gpu`` stage (the host function beside the
     ``gpu.module`` of its kernels), from tensor-level input or the stage itself."""
-    from lowering.compile.gpu_build import gpu_stage
+    from lowering.compile.gpu.build import gpu_stage
     return print_op(gpu_stage(module))
 
 
 def _emit_ptx(module: Operation) -> str:
     """``--emit ptx``: the PTX of the module's kernels (no GPU needed: the architecture is the
     GPU's when one is present, else the flag ``gpuarray.arch``)."""
-    from lowering.compile.gpu_build import emit_ptx
+    from lowering.compile.gpu.build import emit_ptx
     return emit_ptx(module)
 
 
 def _emit_gpu_llvm(module: Operation) -> str:
     """``--target cuda --emit llvm``: the kernels' LLVM IR (NVPTX, before LLVM's pipeline)."""
-    from lowering.compile.gpu_build import GpuProgram, gpu_stage
+    from lowering.compile.gpu.build import GpuProgram, gpu_stage
     program = GpuProgram(gpu_stage(module), "cuda", 0)
     return "\n".join(m.llvm_ir for m in program.ptx_modules().values())
 
@@ -588,7 +588,7 @@ def _target_flags(target: str) -> dict:
     GPU can be used, the interpreted device (only their IR is needed)."""
     if target != "cuda":
         return {}
-    from lowering.llvm.cuda_runtime import cuda_available
+    from lowering.llvm.gpu.cuda_runtime import cuda_available
     return {"device": "cuda", "gpuarray.simulate": not cuda_available()}
 
 

@@ -101,7 +101,7 @@ def destroy_map(node) -> dict[int, list[int]]:
 def view_map(node) -> dict[int, list[int]]:
     """Theano's ``view_map`` of a node: ``{0: [0]}`` when its result is a view of its first
     operand (as ``bufferize`` makes dimshuffles, basic indexing and reshapes)."""
-    from lowering.compile.profile_memory import VIEW_OPS
+    from lowering.compile.profile.memory import VIEW_OPS
     ir_op = getattr(node, "ir_op", None)
     return {0: [0]} if ir_op is not None and ir_op.name in VIEW_OPS else {}
 

@@ -36,7 +36,7 @@ import os
 import shutil
 import subprocess
 
-from lowering.compile.profile_memory import VIEW_OPS
+from lowering.compile.profile.memory import VIEW_OPS
 from lowering.printing_graph import results_to_print
 
 __all__ = ["pydotprint", "graph_to_dot", "GraphvizNotFoundError", "DEFAULT_COLORS"]

@@ -9,7 +9,7 @@ Fortran order), and checks that
 
 - integers and booleans are exactly the interpreter's and NumPy's;
 - floats agree within a few ulps of the largest value involved (the vector math library's
-  functions are within 1-2 ulps of the exact results, see ``lowering.llvm.vecmath``; reductions
+  functions are within 1-2 ulps of the exact results, see ``lowering.llvm.vecmath.library``; reductions
   may add in another order), NaN and infinities where the interpreter has them;
 - the arguments are unchanged.
 """

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import lowering as theano
-from lowering.llvm.vecmath import MATH_FUNCTIONS
-from lowering.llvm.vecmath_accuracy import reference, ulp_error
+from lowering.llvm.vecmath.library import MATH_FUNCTIONS
+from lowering.llvm.vecmath.accuracy import reference, ulp_error
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 

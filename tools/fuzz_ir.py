@@ -137,7 +137,7 @@ def example_seeds() -> list[Seed]:
 
 def _stage_text(function, stage: str) -> str:
     if stage == "gpu":  # what `lowering-opt --emit gpu` gives, for a function built for the CPU
-        from lowering.compile.gpu_build import gpu_stage
+        from lowering.compile.gpu.build import gpu_stage
         from lowering.ir.printer import print_op
         return print_op(gpu_stage(function.ir_module("optimized")))
     return function.ir(stage)

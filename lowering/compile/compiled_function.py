@@ -22,7 +22,7 @@ import numpy as np
 
 from lowering.dialects.function_attrs import MUTABLE_ARGS
 
-from .cpu_executor import writable_contiguous
+from .cpu.executor import writable_contiguous
 from .fgraph import FunctionGraph
 from .graph_cache import optimize_with_cache
 from .graph_to_module import BuiltModule
@@ -260,7 +260,7 @@ class Function:
         """A direct call that returned ``code``: check the arguments as a call of the other
         executors does (a wrong dtype, rank or static size gets its error naming the input),
         then let the executor finish (convert what it could not read, or raise the error)."""
-        from .gpu_arrays import is_device_array
+        from .gpu.arrays import is_device_array
         # A device array is the GPU executor's to check (dtype and rank, without a copy).
         values = list(args) if self.trust_input else \
             [a if is_device_array(a) else check(a) for check, a in zip(self._checks, args)]

@@ -19,15 +19,17 @@ import warnings
 
 from lowering.dialects.function_attrs import ARG_DEVICES, MUTABLE_ARGS, RESULT_DEVICES
 from lowering.ir.core import Value
-from lowering.llvm.cuda_runtime import CudaUnavailableError
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError
 
-from . import cpu_executor, gpu_executor, interpreter_executor  # noqa: F401  (executors)
+from .cpu import executor as cpu_executor  # noqa: F401  (executors)
+from .gpu import executor as gpu_executor  # noqa: F401  (executors)
+from . import interpreter_executor  # noqa: F401  (executors)
 # ``Function`` and ``FunctionMaker`` are defined below this module; ``_restore_function`` stays
 # importable here for functions pickled when it lived in this module.
 from .compiled_function import Function, FunctionMaker, _restore_function  # noqa: F401
 from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
                               check_update_type, value_label)
-from .gpu_placement import gpu_device_flag, mark_placement
+from .gpu.placement import gpu_device_flag, mark_placement
 from .io import In, Out, graph_value, variable_name
 from .pipeline import choose_executor, get_mode
 from .profiling import ProfiledFunction
@@ -287,7 +289,7 @@ def _executor_for_contexts(built: BuiltModule, executor: tuple) -> tuple:
 
 def _gpu_unusable_reason() -> str | None:
     """None when the GPU executor can run here, else what is missing and how to get it."""
-    from .gpu_device import gpu_missing
+    from .gpu.device import gpu_missing
     from .pipeline import EXECUTORS
     if "gpu" not in EXECUTORS:
         return "the GPU backend is not available in this installation"

@@ -9,7 +9,7 @@ compiler's code. ``optimize_with_cache`` keys the disk cache (``cache.DiskCache`
 - the module's text with locations (they are in error messages, so they are part of the result),
 - the names of the optimizations the mode asks for (``Mode.optimizations``, after the
   ``optimizer_excluding``/``optimizer_including`` flags),
-- ``cpu_build.compiler_fingerprint()`` (the package's version and source files: a new or
+- ``cpu.build.compiler_fingerprint()`` (the package's version and source files: a new or
   changed pass is a different compiler),
 
 and stores the optimized module's text with locations, with the pipeline that ran and the
@@ -45,7 +45,7 @@ _KIND = "optimized graph"
 def graph_key(module: Operation, mode: Mode) -> str:
     """The cache key of ``module`` optimized by ``mode``'s optimizations (see the module doc)."""
     from lowering.ir.printer import print_op
-    from .cpu_build import compiler_fingerprint
+    from .cpu.build import compiler_fingerprint
     return DiskCache.key(print_op(module, print_locations=True), _KIND,
                          f"{','.join(mode.optimizations)}|{compiler_fingerprint()}")
 
@@ -55,7 +55,7 @@ def optimize_with_cache(module: Operation, mode: Mode, instrumentations=()
     """``(optimized module, pipeline, missing optimizations)`` for ``module`` (the tensor-level
     module of a function) under ``mode``: parsed from the disk cache, or optimized in place
     (``module`` itself is returned) and stored."""
-    from .cpu_build import open_cache
+    from .cpu.build import open_cache
     cache = open_cache() if not instrumentations and mode.optimizations else None
     key = graph_key(module, mode) if cache is not None else None
     if cache is not None:

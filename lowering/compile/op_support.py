@@ -28,18 +28,18 @@ from dataclasses import dataclass
 from typing import Mapping
 
 # The modules that hold the layers' rules register them when imported.
-import lowering.llvm.to_llvm  # noqa: F401
-import lowering.passes.bufferize  # noqa: F401
+import lowering.llvm.cpu.to_llvm  # noqa: F401
+import lowering.passes.bufferize.bufferize  # noqa: F401
 from lowering.dialects.builtin.ops import FuncOp, ModuleOp
 from lowering.dialects.gpu import GpuFuncOp, GpuModuleOp
 from lowering.ir.core import TERMINATOR, Operation
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.rules import RuleTable
-from lowering.llvm.lower_context import CPU_LOWERING
-from lowering.llvm.lower_gpu_ops import GPU_KERNEL
-from lowering.passes.bufferize_core import BUFFERIZE
+from lowering.llvm.cpu.context import CPU_LOWERING
+from lowering.llvm.gpu.ops import GPU_KERNEL
+from lowering.passes.bufferize.core import BUFFERIZE
 
-from .gpu_host import GPU_HOST
+from .gpu.host import GPU_HOST
 
 Path = tuple[tuple[RuleTable, ...], ...]
 

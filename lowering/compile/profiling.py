@@ -48,8 +48,8 @@ from lowering.ir.pass_manager import PassTiming
 
 from .compiled_function import Function
 from .interpreter_executor import InterpreterExecutor
-from .profile_memory import NodeBuffers, memory_peaks, result_storage, storage_code
-from .profile_plan import NodePlan, PlannedNode
+from .profile.memory import NodeBuffers, memory_peaks, result_storage, storage_code
+from .profile.plan import NodePlan, PlannedNode
 
 __all__ = ["ProfileStats", "ProfiledFunction", "NodeStats", "print_summary", "profiles",
            "write_trace"]
@@ -179,9 +179,9 @@ class ProfileStats:
         return totals
 
     def memory_peaks(self):
-        """The largest peaks among this profile's functions (``profile_memory.MemoryPeaks``
+        """The largest peaks among this profile's functions (``profile.memory.MemoryPeaks``
         fields: ``current``, ``without_inplace``, ``without_gc``, each per device)."""
-        from .profile_memory import MemoryPeaks
+        from .profile.memory import MemoryPeaks
         best = MemoryPeaks({}, {}, {})
         for record in self.memory:
             peaks = memory_peaks(record.buffers, record.sizes, record.returned, self.allow_gc)
@@ -198,7 +198,7 @@ class ProfileStats:
         """Print the profile in Theano's format to ``file`` (default: standard error)."""
         from lowering.config import config
 
-        from .profile_report import write_summary
+        from .profile.report import write_summary
         write_summary(self, sys.stderr if file is None else file,
                       n_ops_to_print or config["profiling.n_ops"],
                       n_apply_to_print or config["profiling.n_apply"],
@@ -436,7 +436,7 @@ def print_summary(file=None, profiles_to_print: list[ProfileStats] | None = None
 def write_trace(path: str, profiles_to_write: list[ProfileStats] | None = None) -> None:
     """Write the recorded runs of ``profiles_to_write`` (default: every profile) as one Chrome
     trace file."""
-    from .profile_trace import write_chrome_trace
+    from .profile.trace import write_chrome_trace
     write_chrome_trace(path, _PROFILES if profiles_to_write is None else profiles_to_write)
 
 

@@ -37,9 +37,9 @@ import threading
 
 import numpy as np
 
-from lowering.compile.gpu_arrays import (SimulatedGpuArray, is_c_contiguous, is_device_array,
+from lowering.compile.gpu.arrays import (SimulatedGpuArray, is_c_contiguous, is_device_array,
                                          to_host_array)
-from lowering.compile.gpu_host import GPU_HOST, host_rule
+from lowering.compile.gpu.host import GPU_HOST, host_rule
 from lowering.config import config
 from lowering.dialects.tensor.custom import (CustomOp, custom_implementation, register_custom,
                                              run_custom)

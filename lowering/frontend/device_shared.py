@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile.gpu_arrays import is_device_array, to_host_array
+from lowering.compile.gpu.arrays import is_device_array, to_host_array
 from lowering.compile.shared_storage import SharedContainer, _floatx
 from lowering.compile.values import filter_value
 

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile import gpu_device
-from lowering.compile.gpu_arrays import is_c_contiguous, is_device_array
-from lowering.compile.gpu_device import gpu_missing
-from lowering.compile.gpu_placement import gpu_device_flag  # noqa: F401  (re-exported)
+from lowering.compile.gpu import device as gpu_device
+from lowering.compile.gpu.arrays import is_c_contiguous, is_device_array
+from lowering.compile.gpu.device import gpu_missing
+from lowering.compile.gpu.placement import gpu_device_flag  # noqa: F401  (re-exported)
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError
 
 __all__ = ["CudaUnavailableError", "device_copy", "device_for", "gpu_device_flag", "gpu_missing",
            "is_simulated_gpu", "require_gpu", "to_device", "zeros"]
@@ -49,7 +49,7 @@ def require_gpu(what: str) -> None:
 
 
 def device_for(context: str):
-    """The device (``lowering.compile.gpu_device.Device``) of a context name: the interpreted
+    """The device (``lowering.compile.gpu.device.Device``) of a context name: the interpreted
     one with ``gpuarray.simulate``, else the GPU through PyCUDA (CudaUnavailableError when
     there is none)."""
     require_gpu(f"GPU context {context!r}")

@@ -22,7 +22,7 @@ import numbers
 
 import numpy as np
 
-from lowering.compile.gpu_arrays import is_device_array, to_host_array
+from lowering.compile.gpu.arrays import is_device_array, to_host_array
 from lowering.compile.graph_to_module import check_update_type
 from lowering.compile.shared_storage import SharedContainer, bind_shared
 from lowering.ir.core import Block

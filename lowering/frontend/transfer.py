@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from lowering.compile.gpu_placement import context_name  # noqa: F401  (re-exported)
+from lowering.compile.gpu.placement import context_name  # noqa: F401  (re-exported)
 from lowering.config import config
 
 from .variable import TensorVariable

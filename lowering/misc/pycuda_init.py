@@ -8,7 +8,7 @@ Theano, importing it without a GPU is not an error: ``pycuda_available`` says wh
 >>> isinstance(pycuda_available, bool)
 True
 """
-from lowering.llvm.cuda_runtime import cuda_available, get_context
+from lowering.llvm.gpu.cuda_runtime import cuda_available, get_context
 
 pycuda_available = cuda_available()
 if pycuda_available:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile.gpu_arrays import (SimulatedGpuArray, is_c_contiguous, is_device_array,
+from lowering.compile.gpu.arrays import (SimulatedGpuArray, is_c_contiguous, is_device_array,
                                          numpy_readable, pycuda_gpuarray_type)
 from lowering.frontend import gpu
 

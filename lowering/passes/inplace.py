@@ -88,7 +88,7 @@ from lowering.ir.passes import ModulePass, option, register_pass
 from lowering.ir.rewriter import Rewriter
 from lowering.ir.types import FunctionType, TensorType
 
-from .bufferize import BufferMap
+from .bufferize.bufferize import BufferMap
 from .buffer_analysis import (SizeFacts, aliases, content_uses, effects, escapes, is_buffer,
                               is_returned, may_fail, reads_then_writes_pointwise, top_ancestor)
 
@@ -457,7 +457,7 @@ def bufferize_in_place(module: Operation, bufferize: Callable[[Operation], list[
     each decision can be told as Theano's ``{result: operand}`` of a tensor op.
 
     >>> from lowering.ir.parser import parse_module
-    >>> from lowering.passes.bufferize import Bufferize
+    >>> from lowering.passes.bufferize.bufferize import Bufferize
     >>> m = parse_module('''
     ... func.func @f(%w: tensor<?xf32>, %g: tensor<?xf32>) -> tensor<?xf32>
     ...     attributes {lowering.shared_updates = [[0, 0]], lowering.allow_inplace} {

@@ -19,12 +19,12 @@ not grow the process's memory.
   allocation may take a temporary's memory too (it is then returned instead of freed).
 
 What happens when a check fails: the backend frees the allocations live at that point (the
-entry's error path, ``lowering.llvm.lower_context``), so a failed call leaks nothing either.
+entry's error path, ``lowering.llvm.cpu.context``), so a failed call leaks nothing either.
 
 With ``allow-gc=false`` (the ``allow_gc`` flag), the temporaries of the function's top level
 (those left after reuse) are also marked ``workspace = k``, one slot each: the CPU backend then
 keeps their memory between calls in the function's workspace and their ``loops.dealloc`` frees
-nothing (``lowering.llvm.lower_workspace``); the interpreter ignores the mark.
+nothing (``lowering.llvm.cpu.workspace``); the interpreter ignores the mark.
 
 >>> from lowering.ir.parser import parse_module
 >>> from lowering.ir.printer import print_op

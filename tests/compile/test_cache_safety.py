@@ -226,9 +226,9 @@ POOL_SCRIPT = textwrap.dedent("""
 
 
 def test_a_thread_pool_entry_copied_from_another_key_is_rebuilt(tmp_path):
-    from lowering.compile.cpu_build import compiler_fingerprint
+    from lowering.compile.cpu.build import compiler_fingerprint
     from lowering.llvm.jit import target_key
-    from lowering.llvm.thread_pool import POOL_FUNCTION, thread_pool_description
+    from lowering.llvm.cpu.thread_pool import POOL_FUNCTION, thread_pool_description
     directory = str(tmp_path / "cache")
     script = tmp_path / "pool.py"
     script.write_text(POOL_SCRIPT)

@@ -14,8 +14,8 @@ import pytest
 
 import lowering as theano
 import lowering.tensor as T
-from lowering.compile.cpu_executor import CpuCompileError, CpuExecutor
-from lowering.compile.cpu_native_call import NORMALIZE_CODE, array_layout
+from lowering.compile.cpu.executor import CpuCompileError, CpuExecutor
+from lowering.compile.cpu.native_call import NORMALIZE_CODE, array_layout
 from lowering.config import config
 from lowering.dialects.loops.asserts import RuntimeCheckError, RuntimeIndexError
 from lowering.ir.passes import PassFailure
@@ -83,7 +83,7 @@ def test_functions_with_one_signature_share_one_compiled_code():
 
 
 def test_a_function_the_backend_cannot_compile_gets_an_error_naming_the_op(monkeypatch):
-    import lowering.compile.cpu_executor as executor
+    import lowering.compile.cpu.executor as executor
 
     def refuse(module):
         raise PassFailure("bufferize: no lowering for tensor.mystery (at m.py:3:1)")
@@ -391,7 +391,7 @@ def test_numpy_api_table_indices_match_the_installed_headers():
     if not os.path.exists(header):
         pytest.skip("NumPy's C headers are not installed")
     text = open(header).read()
-    from lowering.compile.cpu_native_call import _NUMPY_API_INDEX
+    from lowering.compile.cpu.native_call import _NUMPY_API_INDEX
     for name, api in (("new_from_descr", "PyArray_NewFromDescr"),
                       ("set_base_object", "PyArray_SetBaseObject")):
         found = re.search(rf"#define {api} \\\s*\n.*\n\s*PyArray_API\[(\d+)\]", text)

@@ -7,13 +7,13 @@ import pytest
 
 import lowering.tensor as T
 from lowering import function
-from lowering.compile import gpu_build
-from lowering.compile.gpu_build import GpuCompileError, compile_for_gpu, program_context
+from lowering.compile.gpu import build as gpu_build
+from lowering.compile.gpu.build import GpuCompileError, compile_for_gpu, program_context
 from lowering.compile.pipeline import StageUnavailableError
 from lowering.config import config
 from lowering.ir.parser import parse_module
 from lowering.ir.printer import print_op
-from lowering.llvm.ptxas import assemble_ptx, ptxas_available
+from lowering.llvm.gpu.ptxas import assemble_ptx, ptxas_available
 
 SOURCE = '''
 func.func @f(%x: tensor<?xf32>, %w: tensor<?xf32>) -> tensor<?xf32>
@@ -68,7 +68,7 @@ def test_ptx_is_made_once_per_architecture_and_cached(private_cache, monkeypatch
     assert program.ptx_modules("sm_80") is program.ptx_modules("sm_80")  # made once
     if ptxas_available():
         assert assemble_ptx(ptx, "sm_80")
-    from lowering.llvm import to_ptx
+    from lowering.llvm.gpu import to_ptx
 
     def no_translation(*args, **kwargs):
         raise AssertionError("the PTX should come from the cache")

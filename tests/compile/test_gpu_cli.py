@@ -9,7 +9,7 @@ import os
 import pytest
 
 from lowering.cli import main
-from lowering.llvm.ptxas import assemble_ptx, ptxas_available
+from lowering.llvm.gpu.ptxas import assemble_ptx, ptxas_available
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGREG = os.path.join(ROOT, "examples", "logreg.py")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lowering.config import config
-from lowering.llvm.cuda_runtime import cuda_available
+from lowering.llvm.gpu.cuda_runtime import cuda_available
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not cuda_available(),
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.gpu,
 
 @pytest.fixture
 def cuda():
-    from lowering.compile.gpu_device import device_for
+    from lowering.compile.gpu.device import device_for
     with config.change_flags(device="cuda", print_active_device=False):
         device = device_for("cuda")
         device.counters.reset()
@@ -24,7 +24,7 @@ def cuda():
 
 
 def test_contexts_are_made_once_per_device():
-    from lowering.llvm.cuda_runtime import get_context
+    from lowering.llvm.gpu.cuda_runtime import get_context
     with config.change_flags(contexts="dev0->cuda0", print_active_device=False):
         assert get_context("dev0") is get_context(None) is get_context("cuda0")
 
@@ -45,8 +45,8 @@ def test_copies_round_trip_and_views_of_device_memory(cuda):
 
 
 def test_a_hand_written_program_runs_on_the_gpu(cuda):
-    from lowering.compile.gpu_build import GpuProgram
-    from lowering.compile.gpu_host import HostProgram
+    from lowering.compile.gpu.build import GpuProgram
+    from lowering.compile.gpu.host import HostProgram
     from lowering.ir.parser import parse_module
 
     from test_gpu_host import exp_program

@@ -8,10 +8,10 @@ import pytest
 
 import lowering as theano
 import lowering.tensor as T
-from lowering.compile.gpu_arrays import SimulatedGpuArray, is_device_array
-from lowering.compile.gpu_device import device_for
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array
+from lowering.compile.gpu.device import device_for
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError, cuda_available
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError, cuda_available
 
 SIMULATED = {"gpuarray.simulate": True, "device": "cuda"}
 
@@ -34,7 +34,7 @@ def gpu_function(*args, **kwargs):
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
     """Blocks of 32 threads keep the interpreted kernels fast."""
-    from lowering.compile import gpu_executor
+    from lowering.compile.gpu import executor as gpu_executor
     monkeypatch.setattr(gpu_executor, "DEFAULT_BLOCK_SIZE", 32)
 
 

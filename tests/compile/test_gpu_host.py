@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import lowering.dialects  # noqa: F401  (registers every op)
-from lowering.compile.gpu_arrays import SimulatedGpuArray
-from lowering.compile.gpu_build import GpuProgram
-from lowering.compile.gpu_device import (DeviceCounters, InterpretedDevice, kernel_arguments,
+from lowering.compile.gpu.arrays import SimulatedGpuArray
+from lowering.compile.gpu.build import GpuProgram
+from lowering.compile.gpu.device import (DeviceCounters, InterpretedDevice, kernel_arguments,
                                          pack_kernel_arguments)
-from lowering.compile.gpu_host import GPU_HOST, HostProgram, HostProgramError, host_rule
+from lowering.compile.gpu.host import GPU_HOST, HostProgram, HostProgramError, host_rule
 from lowering.config import config
 from lowering.dialects.test import GenericOp
 from lowering.dialects.loops import RuntimeCheckError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import lowering.tensor as T
-from lowering.compile.gpu_placement import (context_name, mark_placement, output_device,
+from lowering.compile.gpu.placement import (context_name, mark_placement, output_device,
                                             shared_device)
 from lowering.compile.graph_to_module import build_module
 from lowering.compile.io import In, Out, graph_value

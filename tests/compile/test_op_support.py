@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lowering
-from lowering.compile.cpu_executor import CpuCompileError
+from lowering.compile.cpu.executor import CpuCompileError
 from lowering.compile.op_support import (BACKENDS, CPU, GPU, INTERPRETED, Backend, Support,
                                          has_gradient, has_pretty_form, support)
 from lowering.dialects.loops import CallOp, LoadOp
@@ -18,7 +18,7 @@ from lowering.frontend.build import apply
 from lowering.ir.context import default_context
 from lowering.ir.core import operand, result
 from lowering.ir.rules import RuleTable
-from lowering.passes.bufferize_core import BUFFERIZE
+from lowering.passes.bufferize.core import BUFFERIZE
 
 
 def test_every_op_has_a_rule_for_each_backend_it_reaches_unless_it_says_why_not():

@@ -13,7 +13,7 @@ import pytest
 import lowering as theano
 import lowering.tensor as T
 from lowering.compile import profiling
-from lowering.compile.profile_memory import CREATED, INPLACE, VIEW, NodeBuffers, peak_memory
+from lowering.compile.profile.memory import CREATED, INPLACE, VIEW, NodeBuffers, peak_memory
 from lowering.compile.profiling import ProfileStats, print_summary
 
 

@@ -3,8 +3,8 @@ use, and the helpers tell device arrays from host arrays."""
 import numpy as np
 import pytest
 
-from lowering.compile import gpu_arrays as ga
-from lowering.compile.gpu_arrays import SimulatedGpuArray
+from lowering.compile.gpu import arrays as ga
+from lowering.compile.gpu.arrays import SimulatedGpuArray
 
 
 def test_to_gpu_copies_in_and_get_copies_out():

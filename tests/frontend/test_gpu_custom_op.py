@@ -8,7 +8,7 @@ import lowering as theano
 import lowering.sandbox.cuda as cuda
 import lowering.tensor as T
 from lowering import Out
-from lowering.compile.gpu_arrays import SimulatedGpuArray, is_device_array
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array
 from lowering.config import config
 from lowering.dialects.tensor.custom import CustomOp
 from lowering.frontend.custom_op import MethodNotDefined

@@ -8,10 +8,10 @@ import pytest
 import lowering as theano
 import lowering.tensor as T
 from lowering import Out, function, sandbox, shared
-from lowering.compile.gpu_arrays import SimulatedGpuArray, is_device_array, to_gpu
-from lowering.compile.gpu_device import device_for
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array, to_gpu
+from lowering.compile.gpu.device import device_for
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError, cuda_available
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError, cuda_available
 
 
 @pytest.fixture

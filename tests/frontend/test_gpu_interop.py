@@ -6,9 +6,9 @@ import pytest
 
 import lowering.sandbox.cuda as cuda_ndarray
 import lowering.tensor as T
-from lowering.compile.gpu_arrays import SimulatedGpuArray, is_device_array, to_gpu
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array, to_gpu
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError, cuda_available
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError, cuda_available
 from lowering.misc import pycuda_init, pycuda_utils
 from lowering.sandbox import gpuarray
 from lowering.sandbox.cuda.basic_ops import (GpuUnavailableError, as_cuda_ndarray_variable,

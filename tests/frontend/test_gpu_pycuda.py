@@ -7,7 +7,7 @@ import shutil
 import numpy
 import pytest
 
-from lowering.llvm.cuda_runtime import cuda_available
+from lowering.llvm.gpu.cuda_runtime import cuda_available
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not cuda_available(), reason="needs PyCUDA and an NVIDIA GPU")]

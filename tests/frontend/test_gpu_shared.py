@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import lowering as theano
-from lowering.compile.gpu_arrays import SimulatedGpuArray, is_device_array, to_gpu
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array, to_gpu
 from lowering.config import config
-from lowering.llvm.cuda_runtime import CudaUnavailableError
+from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from lowering.dialects.gpu import GpuFuncOp
 from lowering.dialects.loops import BufferType
 from lowering.ir.parser import parse_module
 from lowering.ir.types import F16, F32, F64, I1, I8, I32, INDEX, UI8, UI64
-from lowering.llvm.lower_context import TranslationError
-from lowering.llvm.lower_gpu_target import UnknownArchError, default_arch, device_arch, ptx_isa
-from lowering.llvm.ptxas import assemble_ptx, ptxas_available
-from lowering.llvm.to_ptx import kernel_param_format, translate_gpu_module
+from lowering.llvm.cpu.context import TranslationError
+from lowering.llvm.gpu.target import UnknownArchError, default_arch, device_arch, ptx_isa
+from lowering.llvm.gpu.ptxas import assemble_ptx, ptxas_available
+from lowering.llvm.gpu.to_ptx import kernel_param_format, translate_gpu_module
 
 from test_ptx_emulation import EmulatedKernels, gpu_module_of, run_both
 

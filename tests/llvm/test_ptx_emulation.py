@@ -25,7 +25,7 @@ from lowering.dialects.gpu import GpuModuleOp, run_kernel
 from lowering.ir.parser import parse_module
 from lowering.ir.verifier import verify
 from lowering.llvm.jit import JitLibrary, compile_object, register_symbol
-from lowering.llvm.to_ptx import PtxModule, translate_gpu_module
+from lowering.llvm.gpu.to_ptx import PtxModule, translate_gpu_module
 
 _CTYPES = {"P": ctypes.c_void_p, "q": ctypes.c_int64, "Q": ctypes.c_uint64, "i": ctypes.c_int32,
            "I": ctypes.c_uint32, "h": ctypes.c_int16, "H": ctypes.c_uint16, "b": ctypes.c_int8,

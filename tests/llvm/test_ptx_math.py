@@ -1,5 +1,5 @@
 """Floating-point pieces of the GPU backend that can be checked on the host: the exact ``frem``
-(``lower_gpu_math.define_fmod``, compiled for the CPU and compared with C's ``fmod`` bit for
+(``gpu.kernel_math.define_fmod``, compiled for the CPU and compared with C's ``fmod`` bit for
 bit), the math functions kernels call, and the fast-math forms.
 """
 from __future__ import annotations
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lowering.llvm.jit import JitLibrary, compile_object
-from lowering.llvm.lower_context import TranslationError
-from lowering.llvm.lower_gpu_math import GpuMath, KernelBuilder, define_fmod
-from lowering.llvm.vecmath import MATH_FUNCTIONS
+from lowering.llvm.cpu.context import TranslationError
+from lowering.llvm.gpu.kernel_math import GpuMath, KernelBuilder, define_fmod
+from lowering.llvm.vecmath.library import MATH_FUNCTIONS
 
 from to_llvm_testing import same_bits
 

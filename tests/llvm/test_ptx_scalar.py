@@ -17,8 +17,8 @@ import pytest
 
 from lowering.dialects.scalar import SCALAR_OPS, CastOp, SelectOp
 from lowering.ir.types import SCALAR_TYPES
-from lowering.llvm.ptxas import assemble_ptx, ptxas_available
-from lowering.llvm.to_ptx import translate_gpu_module
+from lowering.llvm.gpu.ptxas import assemble_ptx, ptxas_available
+from lowering.llvm.gpu.to_ptx import translate_gpu_module
 
 from test_ptx_emulation import EmulatedKernels, gpu_module_of
 from test_to_llvm_scalar import TYPES, check_op, ops_for

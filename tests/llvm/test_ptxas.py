@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from lowering.llvm import ptxas
-from lowering.llvm.ptxas import PtxasError, assemble_ptx, find_ptxas, ptxas_available
+from lowering.llvm.gpu import ptxas
+from lowering.llvm.gpu.ptxas import PtxasError, assemble_ptx, find_ptxas, ptxas_available
 
 needs_ptxas = pytest.mark.skipif(not ptxas_available(), reason="ptxas (CUDA toolkit) not found")
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from lowering.llvm.jit import JitLibrary, compile_object
-from lowering.llvm.thread_pool import POOL_FUNCTION, install_thread_pool, thread_pool_ir
-from lowering.llvm.runtime import register_runtime_symbols
+from lowering.llvm.cpu.thread_pool import POOL_FUNCTION, install_thread_pool, thread_pool_ir
+from lowering.llvm.cpu.runtime import register_runtime_symbols
 
 # count(begin, end, ctx): ctx = {i64* counts, i64* owners}: counts[i] += 1 (atomically) and
 # owners[i] = pthread_self() for each iteration. drive(ctx, trips, threads) runs it on the pool.

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from lowering.ir.parser import parse_module
-from lowering.llvm import blas, lower_calls
+from lowering.llvm.cpu import blas, calls as lower_calls
 from lowering.llvm.jit import optimized_ir
-from lowering.llvm.lower_context import TranslationError
-from lowering.llvm.thread_pool import POOL_FUNCTION
-from lowering.llvm.to_llvm import emit_asm, emit_llvm, translate_module
+from lowering.llvm.cpu.context import TranslationError
+from lowering.llvm.cpu.thread_pool import POOL_FUNCTION
+from lowering.llvm.cpu.to_llvm import emit_asm, emit_llvm, translate_module
 
 from lowering.dialects import tensor as T
 from lowering.ir.types import F32, I32, TensorType

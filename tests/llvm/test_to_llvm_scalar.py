@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from lowering.dialects.builtin.ops import ModuleOp
 from lowering.dialects.scalar import KINDS, SCALAR_OPS, SelectOp, element_class
 from lowering.ir.types import F16, F32, F64, I1, I8, I64, SCALAR_TYPES, UI32
-from lowering.llvm.lower_math import uses_libm
-from lowering.llvm.vecmath import MATH_FUNCTIONS
+from lowering.llvm.cpu.math_calls import uses_libm
+from lowering.llvm.vecmath.library import MATH_FUNCTIONS
 
 from to_llvm_testing import compile_loops, elementwise_function, same_bits, scalar_function
 

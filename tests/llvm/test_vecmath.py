@@ -15,13 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lowering.llvm.jit import optimized_ir
-from lowering.llvm.vecmath import (MATH_FUNCTIONS, WITH_VECTOR_VERSIONS, define_math_function,
-                                   function_name)
-from lowering.llvm.vecmath_accuracy import (EXTENDED, numpy_result, reference, ulp_error,
-                                            ulp_of)
-from lowering.llvm.vecmath_coefficients import COEFFICIENTS
-from lowering.llvm.vecmath_kernels import DTYPES, compile_kernels, kernel_module, kernel_name
-from lowering.llvm.vecmath_remez import FitSpec, fit_rounded, library_specs, round_to_format
+from lowering.llvm.vecmath.library import (MATH_FUNCTIONS, WITH_VECTOR_VERSIONS,
+                                           define_math_function, function_name)
+from lowering.llvm.vecmath.accuracy import EXTENDED, numpy_result, reference, ulp_error, ulp_of
+from lowering.llvm.vecmath.coefficients import COEFFICIENTS
+from lowering.llvm.vecmath.kernels import DTYPES, compile_kernels, kernel_module, kernel_name
+from lowering.llvm.vecmath.remez import FitSpec, fit_rounded, library_specs, round_to_format
 
 FORMATS = ("f32", "f64")
 PAIRS = [(name, fmt) for name in MATH_FUNCTIONS for fmt in FORMATS]

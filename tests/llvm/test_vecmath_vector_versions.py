@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from lowering.llvm.jit import optimized_ir
-from lowering.llvm.vecmath import WITH_VECTOR_VERSIONS
-from lowering.llvm.vecmath_kernels import compile_kernels, kernel_module, kernel_name
-from lowering.llvm.vecmath_trig import FAST_TRIG_LIMIT
+from lowering.llvm.vecmath.library import WITH_VECTOR_VERSIONS
+from lowering.llvm.vecmath.kernels import compile_kernels, kernel_module, kernel_name
+from lowering.llvm.vecmath.trig import FAST_TRIG_LIMIT
 
 PAIRS = sorted(WITH_VECTOR_VERSIONS)
 

@@ -22,9 +22,9 @@ from lowering.ir.builder import Builder
 from lowering.ir.parser import parse_module
 from lowering.ir.attributes import TypeAttr
 from lowering.ir.types import INDEX, FunctionType, ScalarType
-from lowering.llvm.abi import EntryPoint
+from lowering.llvm.cpu.abi import EntryPoint
 from lowering.llvm.jit import JitLibrary, compile_object
-from lowering.llvm.to_llvm import LoweredModule, translate_module
+from lowering.llvm.cpu.to_llvm import LoweredModule, translate_module
 
 
 class CompiledCallError(Exception):
@@ -105,7 +105,7 @@ def tensor_module(arg_types, build, name: str = "f") -> ModuleOp:
 
 def bufferize(module: ModuleOp, **options) -> ModuleOp:
     """A bufferized copy of a tensor-level module."""
-    from lowering.passes.bufferize import Bufferize
+    from lowering.passes.bufferize.bufferize import Bufferize
     copy = module.clone()
     Bufferize(**options).apply(copy)
     return copy

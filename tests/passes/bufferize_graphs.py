@@ -27,7 +27,7 @@ from lowering.ir.parser import parse_module
 from lowering.ir.printer import print_op
 from lowering.ir.types import I32, I64, SCALAR_TYPES, FunctionType, TensorType
 from lowering.ir.verifier import verify
-from lowering.passes.bufferize import Bufferize
+from lowering.passes.bufferize.bufferize import Bufferize
 
 
 def topological_ops(outputs) -> list:

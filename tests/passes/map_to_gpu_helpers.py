@@ -30,7 +30,7 @@ from lowering.ir.parser import parse_module
 from lowering.ir.pass_manager import PassManager
 from lowering.ir.printer import print_op
 from lowering.ir.verifier import verify
-from lowering.passes.map_to_gpu import check_memory_spaces
+from lowering.passes.gpu.map_to_gpu import check_memory_spaces
 
 GPU = "map-to-gpu{block-size=32 max-blocks=3}"
 DEVICE = "place-on-device,elide-transfers"

@@ -16,7 +16,7 @@ from lowering.dialects.loops import (AllocOp, BufferType, CallOp, ConstantOp, De
                                      ParallelOp, RuntimeCheckError)
 from lowering.ir.interpreter import InterpreterError
 from lowering.ir.pass_manager import PassError, PassManager
-from lowering.passes.bufferize_device import host_accesses_to_device
+from lowering.passes.bufferize.device import host_accesses_to_device
 from lowering.passes.plan_memory import PlanMemory
 
 from .bufferize_graphs import assert_same, graph_cases, run

@@ -16,7 +16,7 @@ from lowering.ir.pass_manager import PassError, PassManager
 from lowering.ir.passes import lookup_pass, parse_pipeline
 from lowering.ir.printer import print_op
 from lowering.ir.types import F32, F64, I64, TensorType
-from lowering.passes.bufferize import Bufferize
+from lowering.passes.bufferize.bufferize import Bufferize
 
 from .bufferize_graphs import bufferized, check_graph, function_module, run
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.ir.location import FusedLoc, Location
-from lowering.passes.elide_transfers import elide_transfers
+from lowering.passes.gpu.elide_transfers import elide_transfers
 
 from .opt_helpers import module_from, optimized, run
 from .placement_cases import SQUARE, body_ops, set_devices, transfers

@@ -19,7 +19,7 @@ from lowering.ir.pass_manager import PassManager
 from lowering.ir.rewriter import RewriteListener, Rewriter
 from lowering.ir.types import F32, F64, I64, TensorType
 from lowering.ir.verifier import verify
-from lowering.passes.bufferize import Bufferize
+from lowering.passes.bufferize.bufferize import Bufferize
 from lowering.passes.inplace import Inplace, bufferize_in_place, run_inplace
 
 from .bufferize_graphs import (assert_same, bufferized, function_module, graph_cases,

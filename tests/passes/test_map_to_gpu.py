@@ -13,7 +13,7 @@ from lowering.dialects.gpu import LaunchOp, ToHostOp
 from lowering.dialects.loops import AssertOp, ReshapeViewOp, RuntimeCheckError
 from lowering.ir.pass_manager import PassError, PassManager
 from lowering.ir.passes import PassFailure, PipelineError
-from lowering.passes.map_to_gpu import MapToGpu, check_memory_spaces
+from lowering.passes.gpu.map_to_gpu import MapToGpu, check_memory_spaces
 
 from .map_to_gpu_helpers import (GPU, device_loops, kernel_ops, launches, mapped, module_of,
                                  run_on_copies, same_results)

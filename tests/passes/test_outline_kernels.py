@@ -9,7 +9,7 @@ import pytest
 
 from lowering.dialects.gpu import GpuFuncOp, GpuModuleOp, LaunchFuncOp, LaunchOp
 from lowering.ir.pass_manager import PassError, PassManager
-from lowering.passes.outline_kernels import OutlineKernels
+from lowering.passes.gpu.outline_kernels import OutlineKernels
 
 from .map_to_gpu_helpers import (GPU, device_loops, launches, mapped, module_of, round_trips,
                                  same_results)
@@ -186,8 +186,8 @@ func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %i: tensor<?xi64>, %y: te
     (PRODUCTS_AND_INDEXING, "bufferize{use-blas blas-min-work=0}")],
     ids=["logistic-regression", "products-and-indexing"])
 def test_outlined_kernels_translate_to_ptx_that_ptxas_accepts(text, bufferize):
-    from lowering.llvm.ptxas import assemble_ptx, ptxas_available
-    from lowering.llvm.to_ptx import translate_gpu_module
+    from lowering.llvm.gpu.ptxas import assemble_ptx, ptxas_available
+    from lowering.llvm.gpu.to_ptx import translate_gpu_module
     outlined = mapped(device_loops(text, bufferize=bufferize), "map-to-gpu,outline-kernels")
     ptx = translate_gpu_module(kernels_of(outlined), arch="sm_80")
     assert set(ptx.kernels) == {k.sym_name for k in kernels_of(outlined).kernels}

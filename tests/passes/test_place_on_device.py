@@ -13,8 +13,8 @@ from lowering.ir.core import VerifyError
 from lowering.ir.interpreter import InterpreterError
 from lowering.ir.location import Location
 from lowering.ir.pass_manager import PassError, PassManager
-from lowering.passes.place_on_device import (DATA, HOST_SCALAR, SIZES, location_of,
-                                             operand_roles)
+from lowering.passes.gpu.place_on_device import (DATA, HOST_SCALAR, SIZES, location_of,
+                                                 operand_roles)
 
 from .bufferize_graphs import graph_cases, run
 from .opt_helpers import module_from, optimized

@@ -22,7 +22,7 @@ from lowering.ir.parser import parse_module
 from lowering.ir.pass_manager import PassManager
 from lowering.ir.printer import print_op
 from lowering.ir.verifier import verify
-from lowering.passes.bufferize import Bufferize
+from lowering.passes.bufferize.bufferize import Bufferize
 
 from .graphs import GraphBuilder
 from .results import assert_same_result, least_precise, lowest_float_precision

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile.gpu_arrays import is_device_array, numpy_readable
+from lowering.compile.gpu.arrays import is_device_array, numpy_readable
 from lowering.frontend import gpu
 
 
