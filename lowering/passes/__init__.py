@@ -1,7 +1,8 @@
-"""The passes, one module per pass, named like the pass (``fuse.py`` is ``fuse``).
+"""The passes, one module per pass, named like the pass (``fuse.py`` is ``fuse``); the passes of
+one stage that need several modules have a folder (``bufferize/``, ``gpu/``).
 
-Importing this package imports every module in it, which registers each pass by name in
-``lowering.ir.passes.PASS_REGISTRY``; a new pass needs only its own module here.
+Importing this package imports every module in it and in its folders, which registers each pass
+by name in ``lowering.ir.passes.PASS_REGISTRY``; a new pass needs only its own module here.
 
 >>> from lowering.ir.passes import PASS_REGISTRY
 >>> {"canonicalize", "cse", "dce"} <= set(PASS_REGISTRY)
