@@ -60,11 +60,14 @@ def test_a_circle_is_named(tree):
 
 
 def test_a_circle_leaving_its_known_group_is_named(tree):
-    # ir.core and ir.attributes are a known circle; ir.core imports ir.location
-    plant(tree, "lowering/ir/location.py", "def planted():\n    from .core import IRError\n")
+    # The tensor dialect's gradient modules are a known circle; elementwise imports typing.
+    plant(tree, "lowering/dialects/tensor/typing.py",
+          "def planted():\n    from .gradutil import unbroadcast\n")
     assert check_layers.problems(tree) == [
-        "import circle: lowering.ir.attributes -> lowering.ir.core -> lowering.ir.attributes "
-        "(with lowering.ir.location)"]
+        "import circle: lowering.dialects.tensor.elementwise -> lowering.dialects.tensor.gradutil "
+        "-> lowering.dialects.tensor.elementwise (with lowering.dialects.tensor.indexing, "
+        "lowering.dialects.tensor.reduction, lowering.dialects.tensor.shape_ops, "
+        "lowering.dialects.tensor.typing)"]
 
 
 def test_a_known_circle_that_is_gone_must_be_taken_out(tree):

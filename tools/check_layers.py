@@ -54,8 +54,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 # Circles that remain: groups of modules that may import each other, and why.
 KNOWN_CIRCLES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("lowering.ir.attributes", "lowering.ir.core"),
-     "a dense constant too large to hold raises core's IRError"),
     (("lowering.dialects.tensor.elementwise", "lowering.dialects.tensor.gradutil",
       "lowering.dialects.tensor.indexing", "lowering.dialects.tensor.reduction",
       "lowering.dialects.tensor.shape_ops"),

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import IRError
 from .types import F64, I1, I64, ScalarType, TensorType, Type, scalar_type_of
 
 
@@ -218,7 +219,6 @@ class DenseAttr(Attribute):
         """Every element, C-contiguous and read-only; an ``IRError`` (naming ``op``) when there
         are more than ``MAX_DENSE_ELEMENTS``."""
         if self.array.size > MAX_DENSE_ELEMENTS:
-            from .core import IRError
             raise IRError(f"the constant {self.type} has {self.array.size} elements, more than "
                           f"the {MAX_DENSE_ELEMENTS} a constant can be given memory for", op)
         arr = self.array

@@ -35,25 +35,13 @@ import itertools
 from typing import Any, ClassVar, Iterable, Iterator
 
 from .assembly_format import AssemblyFormat, compile_format
+from .errors import IRError, VerifyError  # noqa: F401  (the errors of IR, raised here)
 from .attributes import Attribute, to_attribute
 from .constraints import AnyType, attribute_constraint, type_constraint
 from .location import UNKNOWN, Location, caller_location
 from .traits import (COMMUTATIVE, ELEMENTWISE, ISOLATED, PURE, SYMBOL,  # noqa: F401
                      TERMINATOR, HasCanonicalizationPatterns, Trait, get_trait)
 from .types import Type
-
-
-class IRError(Exception):
-    """An error about IR: carries the op (if any) so diagnostics can point at it."""
-
-    def __init__(self, message: str, op: "Operation | None" = None):
-        super().__init__(message)
-        self.message = message
-        self.op = op
-
-
-class VerifyError(IRError):
-    """Raised by verifiers; ``op`` is the failing operation."""
 
 
 # ---------------------------------------------------------------------------------------------
