@@ -26,7 +26,7 @@ verifier checks against the function's signature:
 >>> verify(f)
 Traceback (most recent call last):
 ...
-lowering.ir.core.VerifyError: func.func @step: lowering.shared_updates: argument index 2 out of range (the function has 2 arguments)
+lowering.ir.errors.VerifyError: func.func @step: lowering.shared_updates: argument index 2 out of range (the function has 2 arguments)
 """
 from __future__ import annotations
 

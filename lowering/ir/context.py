@@ -75,7 +75,7 @@ class Context:
     >>> context.lookup_op("tensor.epx")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    lowering.ir.core.IRError: unknown op 'tensor.epx'; did you mean 'tensor.exp', ...?
+    lowering.ir.errors.IRError: unknown op 'tensor.epx'; did you mean 'tensor.exp', ...?
     """
 
     def __init__(self, dialects: Iterable[Dialect] | None = None):
