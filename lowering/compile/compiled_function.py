@@ -327,7 +327,7 @@ class Function:
         states = {pos: default for pos, default in enumerate(self._defaults)
                   if isinstance(default, SharedContainer)}
         return _restore_function, (dict(
-            self._recipe, module=print_op(self._tensor_module, print_locations=True),
+            self._recipe, module=print_op(self._tensor_module, generic=True, print_locations=True),
             name=self.name, mode=self.mode, trust_input=self.trust_input, inputs=inputs,
             borrow=[o.borrow for o in self.maker.outputs], shared=self._shared,
             targets=self._targets, states=states),)

@@ -46,7 +46,9 @@ def graph_key(module: Operation, mode: Mode) -> str:
     """The cache key of ``module`` optimized by ``mode``'s optimizations (see the module doc)."""
     from lowering.ir.printer import print_op
     from .cpu.build import compiler_fingerprint
-    return DiskCache.key(print_op(module, print_locations=True), _KIND,
+    # Keys and stored modules use the generic form: it spells every op one way, and prints and
+    # parses faster than the pretty forms, whose types are inferred.
+    return DiskCache.key(print_op(module, generic=True, print_locations=True), _KIND,
                          f"{','.join(mode.optimizations)}|{compiler_fingerprint()}")
 
 
@@ -67,7 +69,7 @@ def optimize_with_cache(module: Operation, mode: Mode, instrumentations=()
     optimize(module, pipeline, instrumentations)
     if cache is not None:
         from lowering.ir.printer import print_op
-        cache.store(key, print_op(module, print_locations=True).encode(),
+        cache.store(key, print_op(module, generic=True, print_locations=True).encode(),
                     {"kind": _KIND, "pipeline": pipeline, "missing": list(missing)})
     return module, pipeline, list(missing)
 

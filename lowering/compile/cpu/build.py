@@ -209,7 +209,8 @@ def compile_for_cpu(module: Operation, options: CpuOptions | None = None) -> Com
     start = time.perf_counter()
     options = options or cpu_options()
     cache = open_cache()
-    key = DiskCache.key(print_op(module, print_locations=True), target_key(), options.key())
+    key = DiskCache.key(print_op(module, generic=True, print_locations=True), target_key(),
+                        options.key())
     timings = {"key": time.perf_counter() - start}
     if options.num_threads > 1:
         _install_thread_pool()

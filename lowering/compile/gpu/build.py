@@ -208,7 +208,7 @@ def compile_for_gpu(module: Operation, context: str = "cuda", arch: str | None =
     started = time.perf_counter()
     context = program_context(module, context)
     options = f"context={context}|block={int(block_size)}|gc={config.allow_gc}"
-    key = DiskCache.key(print_op(module, print_locations=True), _KIND,
+    key = DiskCache.key(print_op(module, generic=True, print_locations=True), _KIND,
                         f"{options}|{compiler_fingerprint()}")
     with _building:
         program = _built.get(key)
@@ -235,7 +235,7 @@ def _load_or_build(key: str, module: Operation, context: str, block_size: int,
     stage = lower_to_gpu(module, context, block_size, report)
     updated, patterns = report["updated_in_place"], report["inplace_patterns"]
     if cache is not None:
-        cache.store(key, print_op(stage, print_locations=True).encode(),
+        cache.store(key, print_op(stage, generic=True, print_locations=True).encode(),
                     {"updated_in_place": [list(p) for p in updated],
                      "inplace_patterns": [list(p) for p in patterns]})
     return GpuProgram(stage, context, block_size, key, updated, patterns,
@@ -264,7 +264,7 @@ def translate_cached(gpu_module: Operation, arch: str, fast_math: bool):
 
     from ..cpu.build import compiler_fingerprint, open_cache
     cache = open_cache()
-    key = DiskCache.key(print_op(gpu_module), f"ptx {arch}",
+    key = DiskCache.key(print_op(gpu_module, generic=True), f"ptx {arch}",
                         f"fast_math={fast_math}|{compiler_fingerprint()}")
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
