@@ -135,13 +135,29 @@ Operand = Union[ir.Value, float, int]
 Pair = tuple[ir.Value, ir.Value]
 
 
-@functools.cache
+# The first LLVM whose loop vectorizer widens ``llvm.ldexp`` (LLVM 20 leaves a loop that calls
+# it scalar as a whole; 22 widens it to ``vscalef``).
+LDEXP_VECTORIZES_FROM = (22,)
+
+
 def host_scales_exactly() -> bool:
-    """Whether this CPU has an instruction for ``x·2**k`` rounded once (AVX-512's ``vscalef``,
-    what LLVM makes of ``llvm.ldexp`` there; elsewhere ``llvm.ldexp`` becomes a libm call per
-    element, so the builder scales in two steps instead)."""
+    """Whether ``llvm.ldexp`` is the better way to compute ``x·2**k`` here: the CPU has an
+    instruction for it, rounded once (AVX-512's ``vscalef``; elsewhere ``llvm.ldexp`` becomes a
+    libm call per element), and the LLVM in use vectorizes loops that call it. Otherwise the
+    builder scales in two steps instead, with the same results.
+
+    >>> host_scales_exactly() in (True, False)
+    True
+    """
     from lowering.llvm.jit import host_features
-    return "+avx512f" in host_features().split(",")
+    return _scales_exactly(host_features())
+
+
+@functools.cache
+def _scales_exactly(features: str) -> bool:
+    import llvmlite.binding as llvm
+    return ("+avx512f" in features.split(",")
+            and tuple(llvm.llvm_version_info) >= LDEXP_VECTORIZES_FROM)
 
 
 class MathBuilder:
