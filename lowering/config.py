@@ -257,6 +257,9 @@ FLAGS: tuple[Flag, ...] = (
          "first; 0: no bound)"),
     Flag("exception_verbosity", "low", _enum("low", "high"), "how much run-time errors print"),
     Flag("traceback.limit", 8, _int, "stack frames kept with each op's creation site"),
+    Flag("cpu_features", "", _str,
+         "LLVM feature string for CPU code, on top of the CPU model's own (e.g. -avx512f; "
+         "empty: every feature the host reports)"),
     Flag("openmp", True, _bool, "run large loops on all cores"),
     Flag("cpu_threads", 0, _nonnegative_int,
          "threads a large loop runs on (0: every core this process may use)"),

@@ -26,13 +26,26 @@ def _initialize() -> None:
     llvm.initialize_native_asmparser()
 
 
-@functools.cache
 def host_features() -> str:
-    """Every feature of this CPU; on AVX-512 hosts, 512-bit vectors are allowed.
+    """The LLVM feature string CPU code is compiled for: the ``cpu_features`` flag where set,
+    else every feature of this CPU. On AVX-512 hosts, 512-bit vectors are allowed.
 
     LLVM prefers 256-bit vectors on AVX-512 CPUs by default; the vector math library's loops run
     1.3-1.7x faster with 512-bit ones (docs/vecmath.md).
+
+    >>> from lowering.config import config
+    >>> with config.change_flags(cpu_features="-avx512f"):
+    ...     host_features()
+    '-avx512f'
     """
+    from lowering.config import config
+    return _features(config.cpu_features)
+
+
+@functools.cache
+def _features(forced: str) -> str:
+    if forced:
+        return forced
     _initialize()
     features = llvm.get_host_cpu_features().flatten()
     if "+avx512f" in features.split(","):
@@ -40,28 +53,38 @@ def host_features() -> str:
     return features
 
 
-@functools.cache
 def host_target_machine(opt: int = 3):
-    """A target machine for this CPU (name and every feature it has), shared by the compile
+    """A target machine for this CPU (name and ``host_features``), shared by the compile
     steps. Never hand it to an execution engine: an engine owns its target machine and
     destroys it with itself (``new_host_target_machine`` makes one for an engine)."""
-    return new_host_target_machine(opt)
+    return _shared_target_machine(opt, host_features())
 
 
-def new_host_target_machine(opt: int = 3):
+@functools.cache
+def _shared_target_machine(opt: int, features: str):
+    return new_host_target_machine(opt, features)
+
+
+def new_host_target_machine(opt: int = 3, features: str | None = None):
     """A fresh target machine for this CPU, for one owner (e.g. an execution engine)."""
     _initialize()
     target = llvm.Target.from_triple(llvm.get_process_triple())
     return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=opt, codemodel="jitdefault")
+        cpu=llvm.get_host_cpu_name(), features=host_features() if features is None else features,
+        opt=opt, codemodel="jitdefault")
+
+
+def target_key() -> str:
+    """What compiled code depends on besides the IR: triple, CPU, features, llvmlite version
+    (which fixes the LLVM version, and with it the IR the vector math library emits)."""
+    return _target_key(host_features())
 
 
 @functools.cache
-def target_key() -> str:
-    """What compiled code depends on besides the IR: triple, CPU, features, llvmlite version."""
+def _target_key(features: str) -> str:
     _initialize()
     return "|".join((llvm.get_process_triple(), llvm.get_host_cpu_name(),
-                     host_features(), llvmlite.__version__))
+                     features, llvmlite.__version__))
 
 
 def parse_and_optimize(ir_text: str, opt: int = 3):
