@@ -14,7 +14,10 @@ Programs written for Theano run with their imports changed::
 >>> function([x], x * 2)(np.array([1.0, 2.0]))
 array([2., 4.])
 """
-from . import dialects  # noqa: F401  (registers every op and interpreter rule)
+from .llvm.requirements import check_llvmlite
+
+check_llvmlite()  # before anything that needs llvmlite: an unsupported one fails here, clearly
+from . import dialects  # noqa: F401,E402  (registers every op and interpreter rule)
 from .config import change_flags, config  # noqa: F401
 from .compile import Function, In, Mode, Out, function  # noqa: F401
 from .frontend.shared import SharedVariable, shared  # noqa: F401
