@@ -18,7 +18,7 @@ IMPLEMENTATIONS = ("lowering", "numpy", "numexpr", "numba", "pytensor", "jax")
 LABELS = {"lowering": "lowering", "numpy": "NumPy", "numexpr": "numexpr", "numba": "Numba",
           "pytensor": "PyTensor", "jax": "JAX"}
 # The distribution whose version is reported for each import name.
-_DISTRIBUTIONS = {"jax": ("jax", "jaxlib")}
+_DISTRIBUTIONS = {"jax": ("jax", "jaxlib"), "lowering": ("lowering", "llvmlite")}
 
 
 def detect_peers(names=IMPLEMENTATIONS) -> dict[str, dict[str, str]]:

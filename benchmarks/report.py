@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchmarks.harness import Measurement
+from benchmarks.other_python import is_lowering
 from benchmarks.peers import IMPLEMENTATIONS, LABELS
 
 BEGIN = "<!-- benchmarks:begin -->"
@@ -92,7 +93,7 @@ def reference_times(measurements: list[Measurement]) -> tuple[float | None, floa
     """
     ok = [m for m in measurements if m.ok and m.seconds is not None]
     numpy_time = next((m.seconds for m in ok if m.implementation == "numpy"), None)
-    peers = [m.seconds for m in ok if m.implementation != "lowering"]
+    peers = [m.seconds for m in ok if not is_lowering(m.implementation)]
     return numpy_time, (min(peers) if peers else None)
 
 

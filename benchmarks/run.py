@@ -3,6 +3,10 @@
 and write the table into ``docs/performance.md``.
 
     python benchmarks/run.py [--quick] [--only NAME[,NAME...]] [--no-write] [--output PATH]
+                             [--python PATH]
+
+``--python PATH`` also measures ``lowering`` under another interpreter (for example one with the
+lowest supported llvmlite), in rows of its own (``benchmarks/other_python.py``).
 
 Workloads (``--only`` takes these names): tiny-call, exp-check, expr-1e6, expr-1e7, logreg,
 sum-axis1, mean, matmul, compile (cold and warm compile of the logistic regression, in fresh
@@ -27,6 +31,7 @@ if __package__ in (None, ""):  # run as a script: make the ``benchmarks`` packag
 
 from benchmarks import compile_time, ir_scale  # noqa: E402
 from benchmarks.harness import Measurement, check_agreement, measure  # noqa: E402
+from benchmarks import other_python  # noqa: E402
 from benchmarks.machine import copy_bandwidth, describe_machine  # noqa: E402
 from benchmarks.peers import IMPLEMENTATIONS, LABELS, detect_peers  # noqa: E402
 from benchmarks.report import RunInfo, Section, render, write_report  # noqa: E402
@@ -150,6 +155,9 @@ def main(argv=None) -> int:
                        help="write the report even with --only")
     write.add_argument("--no-write", dest="write", action="store_false",
                        help="print the report only")
+    parser.add_argument("--python", metavar="PATH",
+                        help="also measure lowering under this Python interpreter")
+    parser.add_argument("--json", metavar="PATH", help=argparse.SUPPRESS)  # for --python's child
     args = parser.parse_args(argv)
     selected = _selected(args.only)
     command = "python benchmarks/run.py " + " ".join(shlex.quote(a) for a in
@@ -167,6 +175,11 @@ def main(argv=None) -> int:
     bandwidth = copy_bandwidth(COPY_ELEMENTS[args.quick])
     print(f"memory copy bandwidth: {bandwidth / 1e9:.2f} GB/s")
 
+    elsewhere = []
+    if args.python:
+        elsewhere = other_python.measure_in(
+            args.python, (["--quick"] if args.quick else []) + (["--only", args.only] if args.only
+                                                                 else []))
     sections: list[Section] = []
     for workload in WORKLOADS:
         if workload.name in selected:
@@ -191,6 +204,12 @@ def main(argv=None) -> int:
         else:
             print("  skipped: lowering is not importable")
 
+    for section in sections:
+        section.measurements += [m for m in elsewhere if m.workload == section.name]
+    if args.json:
+        with open(args.json, "w") as f:
+            f.write(other_python.to_json([m for s in sections for m in s.measurements],
+                                         other_python.llvmlite_version()))
     info = RunInfo(command=command.strip(), date=datetime.date.today().isoformat(),
                    quick=args.quick, machine=machine, versions=versions,
                    copy_bandwidth=bandwidth, lowering_execution=_lowering_execution(sections),
@@ -203,7 +222,7 @@ def main(argv=None) -> int:
         shown = os.path.relpath(args.output)
         print(f"\nwrote {args.output if shown.startswith('..') else shown}")
     lowering_bad = [m for s in sections for m in s.measurements
-                    if m.implementation == "lowering" and not m.ok]
+                    if other_python.is_lowering(m.implementation) and not m.ok]
     return 1 if lowering_bad else 0
 
 

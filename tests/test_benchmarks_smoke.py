@@ -123,6 +123,20 @@ def test_memory_guard_stops_a_process_that_keeps_growing():
         guard.check(calls=len(kept))
 
 
+def test_rows_from_another_interpreter_are_lowering_not_a_peer():
+    from benchmarks.other_python import PREFIX
+    from benchmarks.report import reference_times
+    ms = [Measurement("w", "numpy", seconds=2.0), Measurement("w", "jax", seconds=1.0),
+          Measurement("w", PREFIX + "0.47.0", seconds=0.5)]
+    assert reference_times(ms) == (2.0, 1.0)
+
+
+def test_an_interpreter_that_measures_nothing_is_an_error():
+    from benchmarks.other_python import measure_in
+    with pytest.raises(SystemExit, match="did not measure lowering"):
+        measure_in("false", ["--only", "tiny-call"])
+
+
 def test_unknown_workload_names_the_nearest():
     with pytest.raises(SystemExit, match="did you mean 'matmul'"):
         run.main(["--only", "matmull"])
@@ -132,7 +146,8 @@ def test_unknown_workload_names_the_nearest():
                                     "benchmarks.peers", "benchmarks.machine", "benchmarks.memory",
                                     "benchmarks.compile_time", "benchmarks.ir_scale",
                                     "benchmarks.workloads", "benchmarks.workloads.base",
-                                    "benchmarks.workloads.libs", "benchmarks.workloads.logreg"])
+                                    "benchmarks.workloads.libs", "benchmarks.workloads.logreg",
+                                    "benchmarks.other_python"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
