@@ -172,6 +172,17 @@ def _contexts(value) -> str:
     return text
 
 
+def _feature_string(value) -> str:
+    """LLVM's comma-separated feature string; ':' also separates (``LOWERING_FLAGS`` splits
+    flags at commas)."""
+    features = [f.strip() for f in re.split(r"[,:]", _str(value)) if f.strip()]
+    bad = [f for f in features if not re.fullmatch(r"[+-][\w.-]+", f)]
+    if bad:
+        raise ConfigError(f"expected LLVM features as +name or -name, separated by ':' or ',', "
+                          f"not {bad[0]!r}")
+    return ",".join(features)
+
+
 def _cache_dir(value) -> str:
     return os.path.expanduser(_str(value))
 
@@ -257,8 +268,8 @@ FLAGS: tuple[Flag, ...] = (
          "first; 0: no bound)"),
     Flag("exception_verbosity", "low", _enum("low", "high"), "how much run-time errors print"),
     Flag("traceback.limit", 8, _int, "stack frames kept with each op's creation site"),
-    Flag("cpu_features", "", _str,
-         "LLVM feature string for CPU code, on top of the CPU model's own (e.g. -avx512f; "
+    Flag("cpu_features", "", _feature_string,
+         "LLVM features of CPU code, on top of the CPU model's own (e.g. -avx512f:-avx2; "
          "empty: every feature the host reports)"),
     Flag("openmp", True, _bool, "run large loops on all cores"),
     Flag("cpu_threads", 0, _nonnegative_int,

@@ -41,6 +41,7 @@ def test_seed_flags_with_contexts_and_sections():
     ("device=gpu", {"device": "gpu"}),
     ("compute_test_value=raise", {"compute_test_value": "raise"}),
     ("openmp_elemwise_minsize=10", {"openmp_elemwise_minsize": 10}),
+    ("cpu_features=-avx512f:-avx2", {"cpu_features": "-avx512f,-avx2"}),
 ])
 def test_values_are_parsed(text, values):
     c = Config(environ={"LOWERING_FLAGS": text})
@@ -75,6 +76,7 @@ def test_unknown_flag_as_attribute():
     ("allow_gc", "maybe", "True, False"),
     ("openmp_elemwise_minsize", "many", "integer"),
     ("compute_test_value", "yes", "off, ignore, warn, raise"),
+    ("cpu_features", "avx2", "expected LLVM features as \\+name or -name"),
 ])
 def test_bad_values_name_the_allowed_ones(name, value, allowed):
     c = Config(environ={})
