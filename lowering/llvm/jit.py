@@ -115,8 +115,10 @@ class JitLibrary:
         with _lock:
             empty = llvm.parse_assembly("")
             empty.triple = llvm.get_process_triple()
-            # The engine owns (and frees) its target machine, so it gets its own.
-            self._engine = llvm.create_mcjit_compiler(empty, new_host_target_machine())
+            # The engine owns (and frees) its target machine, so it gets its own. That machine
+            # only compiles the empty module (the code comes compiled), so it does not optimize:
+            # at O0, finalizing the engine takes a third of the time.
+            self._engine = llvm.create_mcjit_compiler(empty, new_host_target_machine(opt=0))
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
             self._engine.finalize_object()
 
