@@ -138,14 +138,15 @@ class JitLibrary:
         return addr
 
 
-Loader = Callable[[str, Callable[[], str]], object]
+Loader = Callable[[str, Callable[[], str], int], object]
 
 
 class ProcessLibrary:
     """A runtime library of the process (the thread pool, the SIGINT counter): its LLVM IR is
     compiled and loaded once, and its entry function registered for JIT code that calls it.
-    ``install(load)`` takes ``load(description, produce_ir)``, which gives a loaded library
-    (with ``address(name)``), e.g. from a disk cache; by default the IR is compiled here. The
+    ``install(load)`` takes ``load(description, produce_ir, opt)``, which gives a loaded library
+    (with ``address(name)``) compiled at O``opt``, e.g. from a disk cache; by default the IR is
+    compiled here. The
     library stays loaded for the life of the process.
 
     >>> seven = ProcessLibrary("seven_lib", lambda: "seven v1",
@@ -169,7 +170,7 @@ class ProcessLibrary:
                 if load is None:
                     library = JitLibrary(compile_object(self.produce_ir(), opt=self.opt))
                 else:
-                    library = load(self.description(), self.produce_ir)
+                    library = load(self.description(), self.produce_ir, self.opt)
                 self._address = library.address(self.function)
                 register_symbol(self.function, self._address)
                 self.library = library

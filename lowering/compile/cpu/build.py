@@ -390,9 +390,10 @@ def _register_elsewhere(missing: list[str]) -> None:
 _libraries: dict[str, object] = {}
 
 
-def load_llvm(description: str, produce_ir: Callable[[], str]):
-    """The code ``produce_ir()`` gives (LLVM IR text), compiled and loaded (a ``JitLibrary``),
-    found by ``description`` (which must determine the IR) in this process or the disk cache.
+def load_llvm(description: str, produce_ir: Callable[[], str], opt: int = 3):
+    """The code ``produce_ir()`` gives (LLVM IR text), compiled at O``opt`` and loaded (a
+    ``JitLibrary``), found by ``description`` (which must determine the IR) and ``opt`` in this
+    process or the disk cache.
 
     Such libraries live as long as the process: the wrappers' capsules free output memory with
     a function in them, whenever the last array dies.
@@ -402,7 +403,7 @@ def load_llvm(description: str, produce_ir: Callable[[], str]):
     True
     """
     from lowering.llvm.jit import JitLibrary, compile_object, target_key
-    key = DiskCache.key(description, target_key(), compiler_fingerprint())
+    key = DiskCache.key(description, target_key(), f"O{opt}|{compiler_fingerprint()}")
     with _loading:
         library = _libraries.get(key)
         if library is not None:
@@ -410,7 +411,7 @@ def load_llvm(description: str, produce_ir: Callable[[], str]):
         cache = open_cache()
         entry = cache.load(key) if cache is not None else None
         if entry is None or not entry[0].startswith(b"\x7fELF"):
-            obj = compile_object(produce_ir())
+            obj = compile_object(produce_ir(), opt)
             if cache is not None:
                 cache.store(key, obj, {})
         else:
