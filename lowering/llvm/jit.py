@@ -107,6 +107,15 @@ def register_symbol(name: str, address: int) -> None:
     llvm.add_symbol(name, address)
 
 
+def _loading_target_machine():
+    """A target machine for an engine that loads object code: it compiles only the engine's
+    empty module (the code comes compiled), so it neither optimizes nor names the CPU and its
+    features. Made that way, it takes a sixth of the time to create, and the engine a third of
+    the time to finalize (about 1 ms less per library loaded)."""
+    return llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(
+        opt=0, codemodel="jitdefault")
+
+
 class JitLibrary:
     """Object code loaded into memory; ``address(name)`` gives a function's entry address."""
 
@@ -115,10 +124,8 @@ class JitLibrary:
         with _lock:
             empty = llvm.parse_assembly("")
             empty.triple = llvm.get_process_triple()
-            # The engine owns (and frees) its target machine, so it gets its own. That machine
-            # only compiles the empty module (the code comes compiled), so it does not optimize:
-            # at O0, finalizing the engine takes a third of the time.
-            self._engine = llvm.create_mcjit_compiler(empty, new_host_target_machine(opt=0))
+            # The engine owns (and frees) its target machine, so it gets its own.
+            self._engine = llvm.create_mcjit_compiler(empty, _loading_target_machine())
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
             self._engine.finalize_object()
 
