@@ -390,6 +390,16 @@ def _register_elsewhere(missing: list[str]) -> None:
 _libraries: dict[str, object] = {}
 
 
+def library_key(description: str, opt: int = 3) -> str:
+    """The disk cache's key of the code ``load_llvm(description, ..., opt)`` loads.
+
+    >>> library_key("the constant seven") != library_key("the constant seven", opt=0)
+    True
+    """
+    from lowering.llvm.jit import target_key
+    return DiskCache.key(description, target_key(), f"O{opt}|{compiler_fingerprint()}")
+
+
 def load_llvm(description: str, produce_ir: Callable[[], str], opt: int = 3):
     """The code ``produce_ir()`` gives (LLVM IR text), compiled at O``opt`` and loaded (a
     ``JitLibrary``), found by ``description`` (which must determine the IR) and ``opt`` in this
@@ -402,8 +412,8 @@ def load_llvm(description: str, produce_ir: Callable[[], str], opt: int = 3):
     >>> library is load_llvm("the constant seven", lambda: "not used: found by description")
     True
     """
-    from lowering.llvm.jit import JitLibrary, compile_object, target_key
-    key = DiskCache.key(description, target_key(), f"O{opt}|{compiler_fingerprint()}")
+    from lowering.llvm.jit import JitLibrary, compile_object
+    key = library_key(description, opt)
     with _loading:
         library = _libraries.get(key)
         if library is not None:
