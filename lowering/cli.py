@@ -374,6 +374,9 @@ def _apply_reproducer_configuration(args, text: str) -> None:
     config = _parse_args(shlex.split(first[len(prefix):]))
     if not args.pass_pipeline:
         args.pass_pipeline = config.pass_pipeline
+    if config.load_dialect:  # the dialects the failing run had loaded read the input
+        args.load_dialect = list(dict.fromkeys(args.load_dialect + config.load_dialect))
+        args.context = _context(args.load_dialect)
 
 
 class _Session:
@@ -445,7 +448,8 @@ class _Session:
         except Exception as exc:  # noqa: BLE001 - a bug in an op's verifier
             return [self._internal_error("verifying", exc, op_in_traceback(exc, module),
                                          filename)]
-        reproducer = CrashReproducer(self.args.reproducer) if self.args.reproducer else None
+        reproducer = (CrashReproducer(self.args.reproducer, tuple(self.args.load_dialect))
+                      if self.args.reproducer else None)
         manager = PassManager(self.passes, verify_each=self.args.verify_each,
                               instrumentations=self._instrumentations(reproducer),
                               context=self.args.context)

@@ -144,7 +144,8 @@ def test_unknown_workload_names_the_nearest():
 
 @pytest.mark.parametrize("module", ["benchmarks.harness", "benchmarks.report",
                                     "benchmarks.peers", "benchmarks.machine", "benchmarks.memory",
-                                    "benchmarks.compile_time", "benchmarks.ir_scale",
+                                    "benchmarks.compile_time", "benchmarks.compile_breakdown",
+                                    "benchmarks.ir_scale",
                                     "benchmarks.workloads", "benchmarks.workloads.base",
                                     "benchmarks.workloads.libs", "benchmarks.workloads.logreg",
                                     "benchmarks.other_python"])

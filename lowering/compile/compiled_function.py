@@ -76,11 +76,13 @@ class Function:
         # What ``pickle`` keeps to build the function again (see ``__reduce__``).
         self._recipe = dict(executor=executor[0], single=single,
                             allow_input_downcast=allow_input_downcast, floatx=floatx)
-        self._tensor_module = built.module.clone()
+        self._tensor_module = built.module
         snapshots = SnapshotPasses() if mode.check_passes else None
-        # From the disk cache when this module went through these optimizations before.
+        # From the disk cache when this module went through these optimizations before; else
+        # optimized in a copy, so that the module as built stays the "tensor" stage.
         built.module, self.pipeline, self.missing_optimizations = optimize_with_cache(
-            built.module, mode, ([snapshots] if snapshots else []) + self._pass_instrumentations())
+            built.module, mode, ([snapshots] if snapshots else []) + self._pass_instrumentations(),
+            keep_input=True)
         self._module = built.module
         func = built.module.regions[0].block.first_op
         if snapshots is not None:

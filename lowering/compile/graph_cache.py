@@ -52,11 +52,12 @@ def graph_key(module: Operation, mode: Mode) -> str:
                          f"{','.join(mode.optimizations)}|{compiler_fingerprint()}")
 
 
-def optimize_with_cache(module: Operation, mode: Mode, instrumentations=()
+def optimize_with_cache(module: Operation, mode: Mode, instrumentations=(), keep_input=False
                         ) -> tuple[Operation, str, list[str]]:
     """``(optimized module, pipeline, missing optimizations)`` for ``module`` (the tensor-level
-    module of a function) under ``mode``: parsed from the disk cache, or optimized in place
-    (``module`` itself is returned) and stored."""
+    module of a function) under ``mode``: parsed from the disk cache, or optimized and stored.
+    The optimizations work in place (``module`` itself is returned), or with ``keep_input`` on
+    a copy, leaving ``module`` as built: the copy is then made only on a miss."""
     from .cpu.build import open_cache
     cache = open_cache() if not instrumentations and mode.optimizations else None
     key = graph_key(module, mode) if cache is not None else None
@@ -65,6 +66,8 @@ def optimize_with_cache(module: Operation, mode: Mode, instrumentations=()
         if found is not None:
             _keep_argument_names(module, found[0])
             return found
+    if keep_input:
+        module = module.clone()
     pipeline, missing = optimization_pipeline(mode)
     optimize(module, pipeline, instrumentations)
     if cache is not None:

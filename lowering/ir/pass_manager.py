@@ -293,13 +293,15 @@ class PassTiming(PassInstrumentation):
 class CrashReproducer(PassInstrumentation):
     """On a failure, writes the failing pass's input IR and a one-pass pipeline to ``path``.
 
-    The file starts with ``// configuration: -p '<pass>'``; ``lowering-opt --run-reproducer
-    <path>`` (or ``lowering-opt <path> -p '<pass>'``) runs it again. ``written`` is the path once
-    a reproducer was written.
+    The file starts with ``// configuration: -p '<pass>'``, followed by ``--load-dialect NAME``
+    for each of ``dialects`` (those loaded besides the default ones, which reading the input
+    needs); ``lowering-opt --run-reproducer <path>`` (or ``lowering-opt <path> -p '<pass>'``)
+    runs it again. ``written`` is the path once a reproducer was written.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, dialects: tuple[str, ...] = ()):
         self.path = path
+        self.dialects = tuple(dialects)
         self.written: str | None = None
         self._input: str | None = None
 
@@ -312,7 +314,8 @@ class CrashReproducer(PassInstrumentation):
         pipeline = pass_.pipeline_element().replace("'", "'\\''")
         reason = (str(error) or type(error).__name__).splitlines()[0]
         with open(self.path, "w", encoding="utf-8") as f:
-            f.write(f"// configuration: -p '{pipeline}'\n")
+            loads = "".join(f" --load-dialect {name}" for name in self.dialects)
+            f.write(f"// configuration: -p '{pipeline}'{loads}\n")
             f.write(f"// reproducer of: {reason}\n")
             f.write(self._input.rstrip() + "\n")
         self.written = self.path

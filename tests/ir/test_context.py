@@ -186,3 +186,20 @@ def test_lowering_opt_loads_a_dialect_on_request(tmp_path, capsys):
     assert "unknown dialect 'test' in op 'test.constant'" in capsys.readouterr().err
     assert main([str(path), "--load-dialect", "nope"]) == 2
     assert "--load-dialect: unknown dialect 'nope'" in capsys.readouterr().err
+
+
+def test_a_reproducer_records_the_dialects_its_input_needs(tmp_path, capsys):
+    from lowering.cli import main
+    path, reproducer = tmp_path / "t.mlir", tmp_path / "repro.mlir"
+    path.write_text("func.func @f(%x: i64) -> i64 {\n  %one = test.constant 1\n"
+                    "  %y = test.mul %x, %one : i64\n  func.return %y : i64\n}\n")
+    failing = "canonicalize{disable-patterns=nope}"
+    assert main([str(path), "--load-dialect", "test", "-p", f"cse,{failing}",
+                 "--reproducer", str(reproducer)]) == 1
+    capsys.readouterr()
+    assert reproducer.read_text().splitlines()[0] == (
+        f"// configuration: -p '{failing}' --load-dialect test")
+    # Run again, it reads the test ops and fails in the same pass (not on an unknown dialect).
+    assert main([str(reproducer), "--run-reproducer"]) == 1
+    err = capsys.readouterr().err
+    assert "pass 'canonicalize' failed: disable-patterns" in err and "unknown dialect" not in err

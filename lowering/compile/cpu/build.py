@@ -37,6 +37,9 @@ from typing import Callable
 import numpy as np
 
 from lowering.ir.core import Operation
+# (Every CPU function needs these two at its first build; imported with the package, not then.)
+from lowering.llvm.cpu.blas import blas_available, find_blas, register_blas_symbols
+from lowering.llvm.cpu.thread_pool import POOL_FUNCTION, install_thread_pool
 
 from ..cache import DiskCache, compiler_fingerprint, open_disk_cache
 from ..shared_storage import lock_rank
@@ -51,7 +54,6 @@ class CpuOptions:
     allow_gc: bool = True  # false: temporaries are kept between calls (a workspace)
 
     def key(self) -> str:
-        from lowering.llvm.cpu.blas import find_blas
         blas = find_blas().key() if self.use_blas else "no-blas"
         return f"threads={self.num_threads}|{blas}|gc={self.allow_gc}|{compiler_fingerprint()}"
 
@@ -60,7 +62,6 @@ def cpu_options() -> CpuOptions:
     """The options the flags ask for: ``openmp`` (threads at all) and ``cpu_threads`` (how many;
     0 means every core this process may use), ``allow_gc``; BLAS whenever NumPy ships one."""
     from lowering.config import config
-    from lowering.llvm.cpu.blas import blas_available
     threads = 1
     if config.openmp:
         threads = config.cpu_threads or _available_cores()
@@ -91,7 +92,6 @@ def lower_to_loops(module: Operation, options: CpuOptions | None = None,
     >>> has_tensors(module), has_tensors(lower_to_loops(module)), has_tensors(module)
     (True, False, True)
     """
-    from lowering.llvm.cpu.blas import find_blas
     from lowering.passes.bufferize.bufferize import Bufferize
     from lowering.passes.inplace import bufferize_in_place
     from lowering.passes.plan_memory import PlanMemory
@@ -268,7 +268,6 @@ def _load_or_build(key: str, module: Operation, cache: DiskCache | None, options
 def _install_thread_pool() -> None:
     """Load the process's thread pool (``lowering.llvm.cpu.thread_pool``) through the disk cache,
     before compiled code needs its symbol (else it would be compiled, uncached, on first use)."""
-    from lowering.llvm.cpu.thread_pool import POOL_FUNCTION, install_thread_pool
     install_thread_pool(load_llvm)
     _registered.add(POOL_FUNCTION)
 
@@ -370,7 +369,6 @@ def register_symbols(names) -> None:
 
 
 def _register_elsewhere(missing: list[str]) -> None:
-    from lowering.llvm.cpu.blas import find_blas, register_blas_symbols
     blas = find_blas()
     blas_symbols = {symbol for symbol, _ in blas.routines.values()} if blas is not None else set()
     if blas_symbols & set(missing):
@@ -392,9 +390,20 @@ def _register_elsewhere(missing: list[str]) -> None:
 _libraries: dict[str, object] = {}
 
 
-def load_llvm(description: str, produce_ir: Callable[[], str]):
-    """The code ``produce_ir()`` gives (LLVM IR text), compiled and loaded (a ``JitLibrary``),
-    found by ``description`` (which must determine the IR) in this process or the disk cache.
+def library_key(description: str, opt: int = 3) -> str:
+    """The disk cache's key of the code ``load_llvm(description, ..., opt)`` loads.
+
+    >>> library_key("the constant seven") != library_key("the constant seven", opt=0)
+    True
+    """
+    from lowering.llvm.jit import target_key
+    return DiskCache.key(description, target_key(), f"O{opt}|{compiler_fingerprint()}")
+
+
+def load_llvm(description: str, produce_ir: Callable[[], str], opt: int = 3):
+    """The code ``produce_ir()`` gives (LLVM IR text), compiled at O``opt`` and loaded (a
+    ``JitLibrary``), found by ``description`` (which must determine the IR) and ``opt`` in this
+    process or the disk cache.
 
     Such libraries live as long as the process: the wrappers' capsules free output memory with
     a function in them, whenever the last array dies.
@@ -403,8 +412,8 @@ def load_llvm(description: str, produce_ir: Callable[[], str]):
     >>> library is load_llvm("the constant seven", lambda: "not used: found by description")
     True
     """
-    from lowering.llvm.jit import JitLibrary, compile_object, target_key
-    key = DiskCache.key(description, target_key(), compiler_fingerprint())
+    from lowering.llvm.jit import JitLibrary, compile_object
+    key = library_key(description, opt)
     with _loading:
         library = _libraries.get(key)
         if library is not None:
@@ -412,7 +421,7 @@ def load_llvm(description: str, produce_ir: Callable[[], str]):
         cache = open_cache()
         entry = cache.load(key) if cache is not None else None
         if entry is None or not entry[0].startswith(b"\x7fELF"):
-            obj = compile_object(produce_ir())
+            obj = compile_object(produce_ir(), opt)
             if cache is not None:
                 cache.store(key, obj, {})
         else:

@@ -39,6 +39,7 @@ from .native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeCallU
                           native_form)
 from ..pipeline import register_executor, register_stage
 from lowering.llvm.cpu.interrupts import INTERRUPT_CODE, watch_sigint
+from lowering.llvm.cpu.workspace import release_name
 
 __all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
            "emit_asm"]
@@ -162,7 +163,6 @@ def _release_workspace_at_exit(executor: CpuExecutor, compiled: CompiledModule) 
     import ctypes
     import weakref
 
-    from lowering.llvm.cpu.workspace import release_name
     name = release_name(compiled.signature.entry[:-len("_entry")])
     try:
         address = compiled.library.address(name)

@@ -21,8 +21,8 @@ True
 from __future__ import annotations
 
 import ctypes
+import fnmatch
 import functools
-import glob
 import os
 from dataclasses import dataclass, field
 
@@ -79,12 +79,21 @@ def _configured_library_dirs() -> list[str]:
     return [folder] if folder and os.path.isdir(folder) else []
 
 
+_PATTERNS = ("*openblas*.so*", "*openblas*.dylib", "*openblas*.dll", "*cblas*.so*", "*blas*.so*")
+
+
 def _candidate_files(folders) -> list[str]:
+    """The BLAS-like libraries in ``folders``, in the order of ``_PATTERNS`` (each folder is
+    listed once: NumPy's ``_core`` holds many files, and this runs on the first compile)."""
     files = []
     for folder in folders:
-        for pattern in ("*openblas*.so*", "*openblas*.dylib", "*openblas*.dll", "*cblas*.so*",
-                        "*blas*.so*"):
-            for path in sorted(glob.glob(os.path.join(folder, pattern))):
+        try:
+            names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+        except OSError:
+            continue
+        for pattern in _PATTERNS:
+            for name in fnmatch.filter(names, pattern):
+                path = os.path.join(folder, name)
                 if path not in files:
                     files.append(path)
     return files

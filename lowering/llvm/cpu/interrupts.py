@@ -80,7 +80,7 @@ _restore_at_exit: list = []
 
 
 def install_interrupts(load: Loader | None = None) -> int:
-    """Load the library once per process (``load(description, produce_ir)`` gives it, e.g.
+    """Load the library once per process (``load(description, produce_ir, opt)`` gives it, e.g.
     from a disk cache), register ``INTERRUPTS_FUNCTION`` for the JIT and return its address.
 
     >>> install_interrupts() == install_interrupts()

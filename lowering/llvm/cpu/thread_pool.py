@@ -363,7 +363,7 @@ def thread_pool_description() -> str:
 
 def install_thread_pool(load: Loader | None = None) -> int:
     """Compile and load the pool once per process, register ``POOL_FUNCTION`` for the JIT and
-    return its address. ``load(description, produce_ir)`` gives a loaded library (with
+    return its address. ``load(description, produce_ir, opt)`` gives a loaded library (with
     ``address(name)``) for the IR ``produce_ir()`` returns, e.g. from a disk cache; by default
     the IR is compiled here. The library stays loaded for the life of the process (its workers
     run its code).

@@ -23,13 +23,17 @@ using the code goes away.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import llvmlite.ir as ir
 
 from lowering.dialects.builtin.ops import FuncOp
 from lowering.dialects.loops import AllocOp
 
-from .context import FunctionLowering, ModuleLowering
 from .values import I8P, I32, I64, i64
+
+if TYPE_CHECKING:  # (the executor imports this module for release_name alone)
+    from .context import FunctionLowering, ModuleLowering
 
 ATTRIBUTE = "workspace"
 _SLOT = ir.LiteralStructType([I8P, I64])
