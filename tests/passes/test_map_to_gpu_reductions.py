@@ -105,11 +105,8 @@ def launch_grids():
     def recording(interp, op, args):
         grids.append(int(args[0]))
         return launch(interp, op, args)
-    INTERPRETER.register(LaunchOp)(recording)
-    try:
+    with INTERPRETER.registered(LaunchOp, recording):
         yield grids
-    finally:
-        INTERPRETER.register(LaunchOp)(launch)
 
 
 def test_host_column_sums_stay_in_cache_sized_tiles():
