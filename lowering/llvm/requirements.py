@@ -18,9 +18,6 @@ LLVMLITE_BEYOND = (0, 51)      # the first untested release
 LLVMLITE_RANGE = (f">={LLVMLITE_LOWEST[0]}.{LLVMLITE_LOWEST[1]},"
                   f"<{LLVMLITE_BEYOND[0]}.{LLVMLITE_BEYOND[1]}")
 HOST_ARCHITECTURES = ("x86_64",)   # what the CPU back end generates code for
-# LLVM 20 (llvmlite 0.47) has no NVPTX intrinsics the kernels call (barrier.cta.sync.aligned.all,
-# ex2.approx.ftz.f32): PTX needs LLVM 22.
-PTX_LLVMLITE_LOWEST = (0, 48)
 
 
 class UnsupportedLLVMError(ImportError):
@@ -57,23 +54,3 @@ def check_llvmlite(version: str | None = None, triple: str | None = None) -> Non
         raise UnsupportedLLVMError(
             f"this host is {triple}; lowering compiles for {', '.join(HOST_ARCHITECTURES)} "
             f"hosts only (llvmlite {version} is supported)")
-
-
-def check_ptx_llvmlite(version: str | None = None) -> None:
-    """Raise ``UnsupportedLLVMError`` when llvmlite ``version`` (default: the installed one) is
-    too old to generate PTX; the CPU back end works with it all the same.
-
-    >>> check_ptx_llvmlite("0.48.0")
-    >>> check_ptx_llvmlite("0.47.0")
-    Traceback (most recent call last):
-        ...
-    lowering.llvm.requirements.UnsupportedLLVMError: generating PTX needs llvmlite >=0.48 (its LLVM has the NVPTX intrinsics the kernels call); llvmlite 0.47.0 is installed, which compiles for the CPU only
-    """
-    if version is None:
-        import llvmlite
-        version = llvmlite.__version__
-    if release(version) < PTX_LLVMLITE_LOWEST:
-        lowest = ".".join(map(str, PTX_LLVMLITE_LOWEST))
-        raise UnsupportedLLVMError(
-            f"generating PTX needs llvmlite >={lowest} (its LLVM has the NVPTX intrinsics the "
-            f"kernels call); llvmlite {version} is installed, which compiles for the CPU only")

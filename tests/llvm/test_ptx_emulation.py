@@ -72,10 +72,7 @@ def host_ir(llvm_ir: str) -> str:
     """The kernels' LLVM IR with the GPU intrinsics replaced by the emulator's functions."""
     text = llvm_ir.replace("ptx_kernel ", "")
     text = re.sub(r'@"llvm\.nvvm\.read\.ptx\.sreg\.(\w+)\.([xyz])"', r'@"emulated.\1.\2"', text)
-    text = text.replace('declare void @"llvm.nvvm.barrier.cta.sync.aligned.all"(i32 %".1")',
-                        'declare void @"emulated.barrier"()')
-    text = text.replace('call void @"llvm.nvvm.barrier.cta.sync.aligned.all"(i32 0)',
-                        'call void @"emulated.barrier"()')
+    text = text.replace('@"llvm.nvvm.barrier0"', '@"emulated.barrier"')
     text = text.replace('@"llvm.trap"', '@"emulated.trap"')
     text = re.sub(r'(call void @"emulated\.trap"\(\)\s*\n\s*)unreachable', r"\1ret void", text)
     if "llvm.nvvm" in text:

@@ -63,19 +63,17 @@ def test_pyproject_declares_the_checked_range():
     assert release(llvmlite.__version__) >= (0, 47)
 
 
-def test_ptx_needs_a_newer_llvmlite_than_the_cpu_and_says_so():
-    # lowering-opt prints PTX of the logistic regression on any machine, unless its llvmlite is
-    # too old for the NVPTX intrinsics: then the error names the version and what PTX needs.
+def test_ptx_from_the_installed_llvmlite():
+    # Every supported llvmlite generates PTX (the kernels call NVPTX intrinsics by names LLVM 20
+    # and LLVM 22 both know), so lowering-opt prints the logistic regression's kernels and
+    # ptxas accepts them wherever it is installed (the lowest-llvmlite CI lane runs this too).
     code = textwrap.dedent("""
-        import sys, llvmlite
-        llvmlite.__version__ = "0.47.0"
+        import sys
         from lowering.cli import main
         sys.exit(main(["examples/logreg.py:train", "-p", "canonicalize,fuse", "--target", "cuda",
                        "--emit", "ptx"]))
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=ROOT, timeout=300)
-    assert result.returncode != 0
-    assert "generating PTX needs llvmlite >=0.48" in result.stderr
-    assert "llvmlite 0.47.0 is installed" in result.stderr
-    assert "internal error" not in result.stderr  # a diagnostic at the kernel module, not a bug
+    assert result.returncode == 0, result.stderr
+    assert ".visible .entry" in result.stdout and "ld.global" in result.stdout

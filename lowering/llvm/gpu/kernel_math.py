@@ -41,9 +41,13 @@ from ..vecmath.emit import MathBuilder, format_of
 
 # Fast-math approximations of f32 functions by the GPU's special function unit.
 FAST_F32_FUNCTIONS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tanh", "sigmoid")
-_FTZ_INTRINSICS = {"ex2": "llvm.nvvm.ex2.approx.ftz.f32", "lg2": "llvm.nvvm.lg2.approx.ftz.f",
+# Names every supported LLVM knows (LLVM 22 renames some and reads the old names as the new).
+_FTZ_INTRINSICS = {"ex2": "llvm.nvvm.ex2.approx.ftz.f", "lg2": "llvm.nvvm.lg2.approx.ftz.f",
                    "sin": "llvm.nvvm.sin.approx.ftz.f", "cos": "llvm.nvvm.cos.approx.ftz.f",
-                   "tanh": "llvm.nvvm.tanh.approx.f32", "div": "llvm.nvvm.div.full.ftz"}
+                   "sqrt": "llvm.nvvm.sqrt.approx.ftz.f", "div": "llvm.nvvm.div.full.ftz"}
+# PTX instructions with no intrinsic in every supported LLVM (LLVM 20 lacks tanh's): inline
+# assembly, which LLVM passes through as is.
+_FTZ_INSTRUCTIONS = {"tanh": "tanh.approx.f32 $0, $1;"}
 
 
 def define_math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
@@ -73,6 +77,11 @@ def define_math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Functi
 
 
 def _nvvm(builder: ir.IRBuilder, key: str, *args: ir.Value) -> ir.Value:
+    if key in _FTZ_INSTRUCTIONS:
+        constraints = ",".join(["=f"] + ["f"] * len(args))
+        asm = ir.InlineAsm(ir.FunctionType(FLOAT, [FLOAT] * len(args)), _FTZ_INSTRUCTIONS[key],
+                           constraints)
+        return builder.call(asm, list(args))
     name = _FTZ_INTRINSICS[key]
     fn = builder.module.globals.get(name)
     if fn is None:
@@ -86,9 +95,9 @@ def fast_divide(builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value:
 
 
 def fast_sqrt(builder: ir.IRBuilder, x: ir.Value) -> ir.Value:
-    """``sqrt(x)`` in f32 with ``sqrt.approx.ftz`` (``llvm.sqrt`` allowed to approximate)."""
-    fn = builder.module.declare_intrinsic("llvm.sqrt", [FLOAT])
-    return builder.call(fn, [x], fastmath=("afn",))
+    """``sqrt(x)`` in f32 with ``sqrt.approx.ftz`` (LLVM 20 keeps ``llvm.sqrt`` exact even
+    when it may approximate, so the instruction is asked for by its intrinsic)."""
+    return _nvvm(builder, "sqrt", x)
 
 
 def _fast_f32(builder: ir.IRBuilder, name: str, x: ir.Value, approx_tanh: bool) -> ir.Value | None:

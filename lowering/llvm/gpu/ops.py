@@ -8,7 +8,7 @@ unsupported there, with the reason.
 
 - ``gpu.thread_id``/``block_id``/``block_dim``/``grid_dim`` read PTX's special registers
   (``llvm.nvvm.read.ptx.sreg.tid.x``, ``ctaid``, ``ntid``, ``nctaid``), widened to ``index``;
-- ``gpu.barrier`` is ``llvm.nvvm.barrier.cta.sync.aligned.all(0)`` (``bar.sync 0``, CUDA's
+- ``gpu.barrier`` is ``llvm.nvvm.barrier0`` (``bar.sync 0``, CUDA's
   ``__syncthreads``);
 - ``gpu.shared_alloc`` is one ``addrspace(3)`` global per op (``.shared`` in PTX), used through
   a generic pointer that LLVM's address-space inference turns back into ``ld.shared`` and
@@ -112,8 +112,9 @@ def _special_register(fl: KernelLowering, op):
 
 @GPU_KERNEL.register(BarrierOp)
 def _barrier(fl: KernelLowering, op):
-    fn = fl.state.function("llvm.nvvm.barrier.cta.sync.aligned.all", ir.FunctionType(VOID, [I32]))
-    fl.builder.call(fn, [ir.Constant(I32, 0)])
+    # The name LLVM 20 knows; LLVM 22 reads it as llvm.nvvm.barrier.cta.sync.aligned.all(0).
+    fn = fl.state.function("llvm.nvvm.barrier0", ir.FunctionType(VOID, []))
+    fl.builder.call(fn, [])
     return []
 
 

@@ -48,7 +48,6 @@ from lowering.dialects.gpu import GpuModuleOp
 from lowering.ir.core import Operation
 
 from ..jit import _lock as llvm_lock  # LLVM's global state is shared with the CPU backend
-from ..requirements import UnsupportedLLVMError, check_ptx_llvmlite
 from ..cpu.context import ModuleLowering, TranslationError
 from .kernels import define_kernel, kernel_param_format
 from .kernel_math import GpuMath
@@ -106,10 +105,6 @@ def translate_gpu_module(gpu_module_op: Operation, arch: str = "sm_90",
                          fast_math: bool = False) -> PtxModule:
     """Translate every kernel of ``gpu_module_op`` (a ``gpu.module``, or a ``builtin.module``
     holding exactly one) to PTX for ``arch``."""
-    try:
-        check_ptx_llvmlite()
-    except UnsupportedLLVMError as exc:  # an error about this module's target, at its op
-        raise TranslationError(str(exc), gpu_module_op) from None
     check_arch(arch)
     gpu_module = _gpu_module(gpu_module_op)
     state = ModuleLowering(num_threads=1, parallel_threshold=1 << 62,
