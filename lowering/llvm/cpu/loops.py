@@ -39,28 +39,39 @@ def new_access_group(fl: FunctionLowering) -> DistinctMetadata:
 # Working on this many vectors side by side made loops of exp, sin, tanh and log 1.3-2x faster
 # (docs/performance.md).
 MATH_INTERLEAVE = 4
+# A body calling this many math functions or more already has as many independent chains per
+# vector; interleaving it would multiply the code LLVM compiles (every copy holds each function
+# inlined) for little gain, so it is left as it is (the logistic regression's training step,
+# with two sigmoids and two softpluses, compiled in two thirds of the time).
+MATH_CHAINS = 3
 
 
 def interleave_count(block) -> int | None:
-    """The interleave count to ask of LLVM for a loop whose body is ``block``: ``MATH_INTERLEAVE``
-    for an innermost loop (no loop inside) that calls a vector math function, else None (LLVM
-    decides).
+    """The interleave count to ask of LLVM for a loop whose body is ``block``: for an innermost
+    loop (no loop inside) that calls vector math functions, ``MATH_INTERLEAVE``, or 1 when it
+    calls ``MATH_CHAINS`` or more; else None (LLVM decides).
 
     >>> from lowering.ir.core import Block
     >>> from lowering.ir.types import F32
     >>> from lowering.dialects import scalar
     >>> block = Block([F32])
-    >>> _ = block.append(scalar.ExpOp.build(block.args[0]))
+    >>> e = block.append(scalar.ExpOp.build(block.args[0]))
     >>> interleave_count(block)
     4
+    >>> for _ in range(2):
+    ...     e = block.append(scalar.SinOp.build(e.result))
+    >>> interleave_count(block)
+    1
     """
-    heavy = False
+    calls = 0
     for op in block.ops:
         if op.regions:
             return None
         if getattr(op, "short", None) in MATH or getattr(op, "short", None) == "pow":
-            heavy = True
-    return MATH_INTERLEAVE if heavy else None
+            calls += 1
+    if not calls:
+        return None
+    return MATH_INTERLEAVE if calls < MATH_CHAINS else 1
 
 
 def _loop_id(fl: FunctionLowering, group: DistinctMetadata | None,
