@@ -32,6 +32,7 @@ from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, OpResult, Operation, Value
 from lowering.ir.location import UNKNOWN, caller_location
 from lowering.ir.types import FunctionType, TensorType
+from lowering.passes.sink_into_branches import sink_into_branches
 
 from .shared_storage import SharedContainer, shared_container
 
@@ -108,6 +109,7 @@ def build_module(inputs: list[Value], outputs: list[Value],
              for k, c in enumerate(built.update_targets) if id(c) in cloner.shared_arg_index]
     if pairs:  # lets later passes write an update into its variable's own buffer
         SHARED_UPDATES.set(func, pairs)
+    sink_into_branches(func)  # what only one branch of an ifelse needs runs in that branch
     return built
 
 
