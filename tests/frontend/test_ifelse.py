@@ -1,0 +1,237 @@
+"""``ifelse`` through the Theano API: values against NumPy in compiled and interpreted modes,
+tuples, shared-variable updates, gradients against finite differences, the branch not taken
+not running, and errors for bad input that name the argument and the user's line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lowering as theano
+import lowering.tensor as T
+from lowering.ifelse import ifelse
+
+from .helpers import float64_by_default, numeric_grad  # noqa: F401  (fixture)
+
+MODES = ["FAST_RUN", "FAST_COMPILE", "INTERP"]
+THIS_FILE = "test_ifelse.py"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_value_of_the_branch_taken_as_numpy_computes_it(mode):
+    a, b = T.dscalars("a", "b")
+    x, y = T.dmatrices("x", "y")
+    f = theano.function([a, b, x, y], ifelse(T.lt(a, b), T.mean(x), T.exp(y).sum()),
+                        mode=mode)
+    rng = np.random.default_rng(0)
+    xv, yv = rng.standard_normal((4, 5)), rng.standard_normal((3, 2))
+    assert np.allclose(f(1.0, 2.0, xv, yv), xv.mean())
+    assert np.allclose(f(2.0, 1.0, xv, yv), np.exp(yv).sum())
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "bool"])
+def test_any_nonzero_condition_is_true(mode, dtype):
+    c = T.scalar("c", dtype=dtype)
+    x = T.dvector("x")
+    f = theano.function([c, x], ifelse(c, x * 2, x - 1), mode=mode)
+    data = np.array([1.0, 3.0])
+    assert f(np.asarray(1).astype(dtype), data).tolist() == [2.0, 6.0]
+    assert f(np.asarray(0).astype(dtype), data).tolist() == [0.0, 2.0]
+    if dtype in ("int8", "int64"):
+        assert f(np.asarray(-3).astype(dtype), data).tolist() == [2.0, 6.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tuples_and_lists_of_values_keep_their_kind(mode):
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    m = T.dmatrix("m")
+    pair = ifelse(c, (x + 1, m.T), (x * x, m * 2))
+    assert isinstance(pair, tuple) and len(pair) == 2
+    as_list = ifelse(c, [x.sum()], [x.max()])
+    assert isinstance(as_list, list) and len(as_list) == 1
+    f = theano.function([c, x, m], [*pair, *as_list], mode=mode)
+    xv, mv = np.array([1.0, -2.0, 3.0]), np.arange(6.0).reshape(2, 3)
+    s, t, u = f(1, xv, mv)
+    assert s.tolist() == (xv + 1).tolist() and t.tolist() == mv.T.tolist() and u == xv.sum()
+    s, t, u = f(0, xv, mv)
+    assert s.tolist() == (xv * xv).tolist() and t.tolist() == (mv * 2).tolist()
+    assert u == xv.max()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_branches_of_different_sizes(mode):
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    f = theano.function([c, x], ifelse(c, x[:2], T.concatenate([x, x])), mode=mode)
+    data = np.arange(3.0)
+    assert f(1, data).tolist() == [0.0, 1.0]
+    assert f(0, data).tolist() == [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_shared_variable_updated_through_ifelse(mode):
+    w = theano.shared(np.zeros(3), name="w")
+    step = T.dscalar("step")
+    grow = T.iscalar("grow")
+    f = theano.function([grow, step], w.sum(),
+                        updates=[(w, ifelse(grow, w + step, w * 0.5))], mode=mode)
+    f(1, 2.0)
+    assert w.get_value().tolist() == [2.0, 2.0, 2.0]
+    f(0, 2.0)
+    assert w.get_value().tolist() == [1.0, 1.0, 1.0]
+    assert f(1, 1.0) == 3.0 and w.get_value().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_an_ifelse_inside_a_branch_of_another():
+    a = T.dscalar("a")
+    x = T.dvector("x")
+    inner = ifelse(T.gt(a, 0), T.exp(x), T.log(x))
+    y = ifelse(T.gt(a, 10), x * 100, inner + 1)
+    data = np.array([1.0, 2.0])
+    for mode in ("FAST_RUN", "INTERP"):
+        f = theano.function([a, x], y, mode=mode)
+        assert np.allclose(f(20.0, data), data * 100)
+        assert np.allclose(f(1.0, data), np.exp(data) + 1)
+        assert np.allclose(f(-1.0, data), np.log(data) + 1)
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "INTERP"])
+def test_the_branch_not_taken_does_not_run(mode):
+    # The then branch fails a run-time check for these shapes (a product of mismatched
+    # matrices); the call succeeds as long as that branch is not taken.
+    c = T.iscalar("c")
+    x, y = T.dmatrices("x", "y")
+    f = theano.function([c, x, y], ifelse(c, T.dot(x, y).sum(), x.sum()), mode=mode)
+    xv, yv = np.ones((3, 4)), np.ones((5, 2))
+    assert f(0, xv, yv) == 12.0
+    with pytest.raises(ValueError):
+        f(1, xv, yv)
+
+
+def test_only_the_taken_branch_is_in_the_compiled_branch():
+    # What only one branch needs is inside that branch at every stage from the tensor one.
+    a, b = T.dscalars("a", "b")
+    x, y = T.dmatrices("x", "y")
+    f = theano.function([a, b, x, y], ifelse(T.lt(a, b), T.mean(x), T.mean(y)))
+    module = f.ir_module("optimized")
+    top = [op.name for op in module.functions[0].body.block.ops]
+    assert "tensor.mean" not in top and "tensor.if" in top
+    branch_op = next(op for op in module.functions[0].body.block.ops if op.name == "tensor.if")
+    assert [[op.name for op in r.block.ops] for r in branch_op.regions] == \
+        [["tensor.mean", "tensor.yield"]] * 2
+    loops_module = f.ir_module("loops")
+    top = [op.name for op in loops_module.functions[0].body.block.ops]
+    assert "loops.if" in top and "loops.parallel" not in top
+
+
+def test_values_needed_outside_the_branch_are_computed_once_before_it():
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    e = T.exp(x)
+    f = theano.function([c, x], [ifelse(c, e.sum(), x.sum()), e])
+    module = f.ir_module("optimized")
+    top = [op.name for op in module.functions[0].body.block.ops]
+    assert top.index("tensor.exp") < top.index("tensor.if")
+    total, again = f(1, np.zeros(2))
+    assert total == 2.0 and again.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("taken", [1, 0])
+def test_the_gradient_flows_into_the_branch_taken(taken):
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    cost = ifelse(c, (T.sin(x) * x).sum(), (x ** 3).sum())
+    gx = T.grad(cost, x)
+    data = np.array([0.3, -1.2, 2.0])
+    for mode in ("FAST_RUN", "INTERP"):
+        f = theano.function([c, x], gx, mode=mode)
+        cost_f = theano.function([c, x], cost, mode=mode)
+        expected = numeric_grad(lambda v: float(cost_f(taken, v)), data)
+        assert np.allclose(f(taken, data), expected, atol=1e-6)
+
+
+def test_each_branch_input_gets_zeros_when_its_branch_is_not_taken():
+    c = T.iscalar("c")
+    x, y = T.dvectors("x", "y")
+    cost = ifelse(c, (x * 2).sum(), (y * 3).sum())
+    gx, gy = T.grad(cost, [x, y])
+    f = theano.function([c, x, y], [gx, gy])
+    ones = np.ones(2)
+    dx, dy = f(1, ones, ones)
+    assert dx.tolist() == [2.0, 2.0] and dy.tolist() == [0.0, 0.0]
+    dx, dy = f(0, ones, ones)
+    assert dx.tolist() == [0.0, 0.0] and dy.tolist() == [3.0, 3.0]
+
+
+def test_the_condition_gets_no_gradient():
+    a = T.dscalar("a")
+    x = T.dvector("x")
+    cost = ifelse(T.gt(a, 0), (a * x).sum(), x.sum())
+    ga = T.grad(cost, a)
+    f = theano.function([a, x], ga)
+    # Only the path through the branch: d/da of (a * x).sum() when a > 0.
+    assert f(1.0, np.array([1.0, 2.0])) == 3.0
+    assert f(-1.0, np.array([1.0, 2.0])) == 0.0
+
+
+def test_switch_stays_elementwise():
+    c = T.ivector("c")
+    x, y = T.dvectors("x", "y")
+    f = theano.function([c, x, y], T.switch(c, x, y))
+    assert f(np.array([1, 0], dtype="int32"), np.array([1.0, 2.0]),
+             np.array([3.0, 4.0])).tolist() == [1.0, 4.0]
+    module = f.ir_module("optimized")
+    assert all(op.name != "tensor.if" for op in module.walk())
+
+
+def test_the_theano_import_path():
+    import lowering.ifelse
+    assert theano.ifelse.ifelse is lowering.ifelse.ifelse is ifelse
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+
+def test_a_condition_that_is_not_a_scalar_is_an_error_naming_it_and_the_line():
+    c = T.ivector("c")
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: condition must be a "
+                                        rf"scalar .* got c of type TensorType\(int32, \(False,\)\)"):
+        ifelse(c, x, x)
+
+
+def test_branches_giving_different_numbers_of_values():
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    with pytest.raises(ValueError, match=rf"{THIS_FILE}:\d+: ifelse: then_branch gives 2 "
+                                         rf"value\(s\) but else_branch gives 1"):
+        ifelse(c, (x, x), (x,))
+
+
+@pytest.mark.parametrize("other, what", [
+    (T.fvector("f"), r"then_branch gives x of type TensorType\(float64, \(False,\)\) and "
+                     r"else_branch gives f of type TensorType\(float32, \(False,\)\)"),
+    (T.dmatrix("m"), r"else_branch gives m of type TensorType\(float64, \(False, False\)\)"),
+    (T.drow("r"), r"else_branch gives r of type TensorType\(float64, \(True, False\)\)"),
+])
+def test_branches_of_different_types(other, what):
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: the branches should have "
+                                        rf"identical types, but .*{what}"):
+        ifelse(c, x, other)
+
+
+def test_a_mismatch_in_one_value_of_a_tuple_names_that_value():
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    with pytest.raises(TypeError, match=r"ifelse: value 1 of the branches should have identical"):
+        ifelse(c, (x, x), (x, T.ivector("i")))
+
+
+def test_a_branch_that_is_not_a_tensor_names_the_argument():
+    c = T.iscalar("c")
+    with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: else_branch is not a "
+                                        rf"tensor"):
+        ifelse(c, T.dvector("x"), object())
