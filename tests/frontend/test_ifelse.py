@@ -235,3 +235,26 @@ def test_a_branch_that_is_not_a_tensor_names_the_argument():
     with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: else_branch is not a "
                                         rf"tensor"):
         ifelse(c, T.dvector("x"), object())
+
+
+def test_on_the_simulated_gpu_branches_run_on_the_host_with_device_values_around_them():
+    from lowering.config import config
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        w = theano.shared(np.ones(4, dtype="float32"), name="w")
+        c = T.iscalar("c")
+        x = T.fvector("x")
+        h = T.exp(x) * w  # computed on the device, read by both the branch and an output
+        f = theano.function([c, x], [ifelse(c, h.sum(), (h * 2).sum()), h * 3],
+                            updates=[(w, ifelse(c, w * 2, w))])
+        zeros = np.zeros(4, dtype="float32")
+        total, tripled = f(1, zeros)
+        assert float(total) == 4.0 and tripled.tolist() == [3.0] * 4
+        assert np.asarray(w.get_value()).tolist() == [2.0] * 4
+        total, tripled = f(0, zeros)
+        assert float(total) == 16.0 and tripled.tolist() == [6.0] * 4
+        assert np.asarray(w.get_value()).tolist() == [2.0] * 4
+        placed = f.ir_module("optimized")
+        branch_op = next(op for op in placed.walk() if op.name == "tensor.if")
+        assert "device" not in branch_op.attributes
+        assert all("device" not in op.attributes for r in branch_op.regions
+                   for op in r.block.ops)

@@ -18,6 +18,8 @@ Placement, op by op in program order:
   arithmetic), ``tensor.make_vector`` of host scalars (a shape), and ops of at most one element
   whose inputs are all host values of at most one element (``lr * 2``); a ``tensor.custom`` op
   without a ``device`` runs Python code on NumPy arrays, on the host;
+- **host, with what it holds**: ``tensor.if``: its inputs are brought to the host and its
+  branches run there (no op inside a branch is placed on a device);
 - **device**: every other tensor op, marked ``device = "<context>"``: the context of its first
   operand on a device, else the pass option ``context``, else the first context named by
   ``arg_devices``/``result_devices``, else ``"cuda"``. An op that already has a ``device``
@@ -66,6 +68,7 @@ from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtens
                                       ElementwiseOp, FillOp, GemmOp, GemvOp, IncSubtensorOp,
                                       MakeVectorOp, ReshapeOp, SetSubtensorOp, ShapeIOp, ShapeOp,
                                       SubtensorOp, TensorOp)
+from lowering.dialects.tensor.branches import IfOp
 from lowering.ir.attributes import StringAttr
 from lowering.ir.core import BlockArgument, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
@@ -249,7 +252,7 @@ def _at_most_one_element(t) -> bool:
 
 def _placement(op: Operation, default: str) -> str:
     """The context ``op`` runs on, or ``"cpu"`` (constants are decided afterwards)."""
-    if not isinstance(op, TensorOp) or isinstance(op, (ShapeOp, ShapeIOp, CustomOp)):
+    if not isinstance(op, TensorOp) or isinstance(op, (ShapeOp, ShapeIOp, CustomOp, IfOp)):
         return HOST
     roles = operand_roles(op)
     read = [v for v, role in zip(op.operands, roles) if role != SIZES]
