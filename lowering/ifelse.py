@@ -6,6 +6,6 @@
 >>> y.ndim, y.dtype
 (0, 'float64')
 """
-from .frontend.ifelse import ifelse  # noqa: F401
+from .frontend.ifelse import IfElse, ifelse  # noqa: F401
 
-__all__ = ["ifelse"]
+__all__ = ["IfElse", "ifelse"]

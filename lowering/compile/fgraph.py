@@ -165,11 +165,11 @@ class FunctionGraph:
         block = func.regions[0].blocks[0]
         self.inputs = [self.view.variable(a) for a in block.args]
         self.outputs = [self.view.variable(v) for v in block.last_op.operands]
-        self._order = [self.view.node(op) for op in block.ops
-                       if op is not block.last_op and op.name != "tensor.constant"]
+        self._order = [self.view.node(op) for op in _computing_ops(block)]
 
     def toposort(self) -> list[Apply]:
-        """The nodes in the order the function computes them."""
+        """The nodes in the order the function computes them (the ops of an ifelse's branches
+        before the ifelse, as Theano lists them)."""
         return list(self._order)
 
     @property
@@ -178,3 +178,17 @@ class FunctionGraph:
 
     def __str__(self):
         return f"FunctionGraph({', '.join(map(str, self.outputs))})"
+
+
+def _computing_ops(block) -> list[Operation]:
+    """The ops of ``block`` but its terminator and constants, each ``tensor.if`` after the ops
+    of its two branches."""
+    found = []
+    for op in block.ops:
+        if op is block.last_op or op.name == "tensor.constant":
+            continue
+        if op.name == "tensor.if":
+            for region in op.regions:
+                found.extend(_computing_ops(region.block))
+        found.append(op)
+    return found

@@ -26,7 +26,18 @@ from lowering.ir.location import caller_location
 from .build import build_op
 from .constructors import as_tensor_variable
 from .errors import GraphBuildError, GraphTypeError
+from .theano_ops import Op, register_theano_op
 from .variable import wrap
+
+
+class IfElse(Op):
+    """How a ``tensor.if`` shows in debugprint, graphs and profiles: Theano's ``if{}``."""
+
+    def __str__(self):
+        return "if{}"
+
+
+register_theano_op("tensor.if", (IfElse, IfElse))
 
 
 def ifelse(condition, then_branch, else_branch, name: str | None = None):

@@ -258,3 +258,20 @@ def test_on_the_simulated_gpu_branches_run_on_the_host_with_device_values_around
         assert "device" not in branch_op.attributes
         assert all("device" not in op.attributes for r in branch_op.regions
                    for op in r.block.ops)
+
+
+def test_the_profile_counts_the_runs_of_each_branch():
+    from lowering.compile.profiling import ProfileStats
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    stats = ProfileStats(atexit_print=False)
+    f = theano.function([c, x], ifelse(c, T.exp(x).sum(), T.log(x).max()), profile=stats)
+    data = np.array([1.0, 2.0])
+    results = [float(f(k, data)) for k in (1, 1, 0)]
+    assert np.allclose(results, [np.exp(data).sum()] * 2 + [np.log(data).max()])
+    calls = {node.op: node.calls for node in stats.nodes}
+    then_ops = [op for op in calls if "exp" in op]
+    else_ops = [op for op in calls if "log" in op]
+    assert then_ops and else_ops
+    assert {calls[op] for op in then_ops} == {2} and {calls[op] for op in else_ops} == {1}
+    assert calls["if{}"] == 3
