@@ -90,7 +90,7 @@ class Apply:
         self.op = PRESENTATION.op_view(ir_op, inplace_pattern=pattern) if pattern else \
             PRESENTATION.op_view(ir_op)
         self.outputs = [view.variable(r) for r in ir_op.results]
-        self.inputs = [view.variable(v) for v in ir_op.operands]
+        self.inputs = [view.variable(v) for v in _node_inputs(ir_op)]
 
     def __str__(self):
         return f"{self.op}({', '.join(map(str, self.inputs))})"
@@ -192,3 +192,12 @@ def _computing_ops(block) -> list[Operation]:
                 found.extend(_computing_ops(region.block))
         found.append(op)
     return found
+
+
+def _node_inputs(op: Operation) -> list[Value]:
+    """What a node reads, as Theano shows it: an op's operands; for a ``tensor.if`` (Theano's
+    ``IfElse``), its condition and the values its then and else branches yield."""
+    if op.name == "tensor.if":
+        return [op.operands[0], *(v for region in op.regions
+                                  for v in region.blocks[0].last_op.operands)]
+    return list(op.operands)
