@@ -5,8 +5,9 @@ branches, so that only the taken branch's loops, checks and allocations run.
 - Each branch is lowered in its own block of the ``loops.if``, its arguments standing for the
   lowered inputs (a branch reads the inputs' buffers; what it learns about them, such as sizes
   loaded with ``loops.dim``, stays in the branch). Constants go to the function's top.
-- Each result is a fresh contiguous buffer of the result's buffer type: a branch yields the
-  allocation its last op made when that is one of exactly this type that nothing else holds,
+- A rank-0 result is a scalar: each branch yields its element.
+- Any other result is a fresh contiguous buffer of the result's buffer type: a branch yields
+  the allocation its op made when that is one of exactly this type that nothing else holds,
   else a copy made in the branch. The result owns its memory, as a ``loops.alloc`` does
   (``plan-memory`` frees it after its last use, the function may return it).
 
@@ -55,14 +56,15 @@ def lower_if(ctx: FunctionLowering, op: IfOp) -> list[Lowered]:
                           f"its branches run on the host, with their kernels", op)
     element = ctx.element(op.condition)
     flag = element if element.type == I1 else ctx.ix.ne(element, 0)
-    types = [result_buffer_type(r.type) for r in op.outs]
+    types = [r.type.element if r.type.rank == 0 else result_buffer_type(r.type) for r in op.outs]
     branch_op = ctx.b.insert(loops.IfOp.build(flag, types, location=op.location))
     for tensor_branch, region in zip(op.branches, branch_op.regions):
         block = region.block
         block.last_op.erase()  # the empty yield ``build`` put there
         block.append(loops.YieldOp.build(_lower_branch(ctx, op, tensor_branch.block, block),
                                          location=op.location))
-    return [Lowered(r.type, buffer=v, owned=True) for r, v in zip(op.outs, branch_op.results)]
+    return [Lowered(r.type, scalar=v) if r.type.rank == 0 else Lowered(r.type, buffer=v, owned=True)
+            for r, v in zip(op.outs, branch_op.results)]
 
 
 def _lower_branch(ctx: FunctionLowering, op: IfOp, source: Block, target: Block) -> list[Value]:
@@ -84,6 +86,9 @@ def _lower_branch(ctx: FunctionLowering, op: IfOp, source: Block, target: Block)
         ctx.op = op
         yielded, given = [], set()
         for value, result in zip(source.last_op.operands, op.outs):
+            if result.type.rank == 0:
+                yielded.append(ctx.element(value))
+                continue
             lowered = ctx.lowered(value)
             wanted = result_buffer_type(result.type)
             if lowered.owned and lowered.buffer is not None and lowered.buffer.type == wanted \
