@@ -27,12 +27,12 @@ import re
 from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
+from lowering.dialects.tensor.branch_sinking import sink_into_branches
 from lowering.dialects.function_attrs import SHARED_UPDATES
 from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, OpResult, Operation, Value
 from lowering.ir.location import UNKNOWN, caller_location
 from lowering.ir.types import FunctionType, TensorType
-from lowering.passes.sink_into_branches import sink_into_branches
 
 from .shared_storage import SharedContainer, shared_container
 

@@ -3,7 +3,7 @@
 ``ifelse(condition, then_branch, else_branch)`` is the ``then_branch`` value(s) when the scalar
 ``condition`` is non-zero, the ``else_branch`` value(s) otherwise. Unlike ``T.switch``, which
 is elementwise and computes both sides, only the branch taken is computed: what only it needs
-runs inside it (``function()`` moves it there, see ``lowering.passes.sink_into_branches``).
+runs inside it (``function()`` moves it there, see ``lowering.dialects.tensor.branch_sinking``).
 A branch is a variable or a list or tuple of them (the result is then a list or tuple too);
 the two branches give as many values, pairwise of the same dtype and broadcastable pattern.
 The gradient flows into the branch that was taken (the other gets zeros), none into the

@@ -193,34 +193,34 @@ def test_the_theano_import_path():
 # -- bad input -------------------------------------------------------------------------------
 
 
-def test_a_condition_that_is_not_a_scalar_is_an_error_naming_it_and_the_line():
-    c = T.ivector("c")
-    x = T.dvector("x")
-    with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: condition must be a "
-                                        rf"scalar .* got c of type TensorType\(int32, \(False,\)\)"):
-        ifelse(c, x, x)
+def _vector(name="x"):
+    return T.dvector(name)
 
 
-def test_branches_giving_different_numbers_of_values():
-    c = T.iscalar("c")
-    x = T.dvector("x")
-    with pytest.raises(ValueError, match=rf"{THIS_FILE}:\d+: ifelse: then_branch gives 2 "
-                                         rf"value\(s\) but else_branch gives 1"):
-        ifelse(c, (x, x), (x,))
+# (then, else, condition, error, what the message says after "file:line: ifelse: ")
+BAD_INPUT = [
+    (_vector, _vector, lambda: T.ivector("c"), TypeError,
+     r"condition must be a scalar .* got c of type TensorType\(int32, \(False,\)\)"),
+    (lambda: (_vector(), _vector()), lambda: (_vector(),), lambda: T.iscalar("c"), ValueError,
+     r"then_branch gives 2 value\(s\) but else_branch gives 1"),
+    (_vector, lambda: T.fvector("f"), lambda: T.iscalar("c"), TypeError,
+     r"the branches should have identical types, but then_branch gives x of type "
+     r"TensorType\(float64, \(False,\)\) and else_branch gives f of type "
+     r"TensorType\(float32, \(False,\)\)"),
+    (_vector, lambda: T.dmatrix("m"), lambda: T.iscalar("c"), TypeError,
+     r"the branches should have identical types, .* else_branch gives m of type "
+     r"TensorType\(float64, \(False, False\)\)"),
+    (_vector, lambda: T.drow("r"), lambda: T.iscalar("c"), TypeError,
+     r"the branches should have identical types, .* else_branch gives r of type "
+     r"TensorType\(float64, \(True, False\)\)"),
+]
 
 
-@pytest.mark.parametrize("other, what", [
-    (T.fvector("f"), r"then_branch gives x of type TensorType\(float64, \(False,\)\) and "
-                     r"else_branch gives f of type TensorType\(float32, \(False,\)\)"),
-    (T.dmatrix("m"), r"else_branch gives m of type TensorType\(float64, \(False, False\)\)"),
-    (T.drow("r"), r"else_branch gives r of type TensorType\(float64, \(True, False\)\)"),
-])
-def test_branches_of_different_types(other, what):
-    c = T.iscalar("c")
-    x = T.dvector("x")
-    with pytest.raises(TypeError, match=rf"{THIS_FILE}:\d+: ifelse: the branches should have "
-                                        rf"identical types, but .*{what}"):
-        ifelse(c, x, other)
+@pytest.mark.parametrize("then, other, condition, error, what", BAD_INPUT)
+def test_bad_input_is_an_error_naming_the_argument_and_the_line(then, other, condition, error,
+                                                                what):
+    with pytest.raises(error, match=rf"{THIS_FILE}:\d+: ifelse: {what}"):
+        ifelse(condition(), then(), other())
 
 
 def test_a_mismatch_in_one_value_of_a_tuple_names_that_value():
@@ -237,27 +237,35 @@ def test_a_branch_that_is_not_a_tensor_names_the_argument():
         ifelse(c, T.dvector("x"), object())
 
 
-def test_on_the_simulated_gpu_branches_run_on_the_host_with_device_values_around_them():
+def test_on_the_simulated_gpu_the_host_picks_the_branch_and_its_kernels_run():
     from lowering.config import config
     with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
-        w = theano.shared(np.ones(4, dtype="float32"), name="w")
+        w = theano.shared(np.array([1.0, 2.0, 3.0, 4.0], dtype="float32"), name="w")
         c = T.iscalar("c")
         x = T.fvector("x")
         h = T.exp(x) * w  # computed on the device, read by both the branch and an output
         f = theano.function([c, x], [ifelse(c, h.sum(), (h * 2).sum()), h * 3],
                             updates=[(w, ifelse(c, w * 2, w))])
-        zeros = np.zeros(4, dtype="float32")
-        total, tripled = f(1, zeros)
-        assert float(total) == 4.0 and tripled.tolist() == [3.0] * 4
-        assert np.asarray(w.get_value()).tolist() == [2.0] * 4
-        total, tripled = f(0, zeros)
-        assert float(total) == 16.0 and tripled.tolist() == [6.0] * 4
-        assert np.asarray(w.get_value()).tolist() == [2.0] * 4
+        data = np.array([0.1, -0.2, 0.3, 0.5], dtype="float32")
+        expected_h = np.exp(data) * np.array([1.0, 2.0, 3.0, 4.0])
+        total, tripled = f(1, data)
+        assert np.allclose(total, expected_h.sum()) and np.allclose(tripled, 3 * expected_h)
+        assert np.asarray(w.get_value()).tolist() == [2.0, 4.0, 6.0, 8.0]
+        total, tripled = f(0, data)
+        assert np.allclose(total, 2 * (2 * expected_h).sum())
+        assert np.asarray(w.get_value()).tolist() == [2.0, 4.0, 6.0, 8.0]
         placed = f.ir_module("optimized")
-        branch_op = next(op for op in placed.walk() if op.name == "tensor.if")
-        assert "device" not in branch_op.attributes
-        assert all("device" not in op.attributes for r in branch_op.regions
-                   for op in r.block.ops)
+        branch_ops = [op for op in placed.walk() if op.name == "tensor.if"]
+        assert [op.get_attr("result_places") for op in branch_ops] == [("cuda",), ("cuda",)]
+        assert "device" not in branch_ops[0].attributes  # the host decides
+        inside = [op for r in branch_ops[0].regions for op in r.block.ops
+                  if op.name != "tensor.yield"]
+        assert inside and all(op.get_attr("device") == "cuda" for op in inside)
+        stage = f.ir_module("gpu")
+        loops_ifs = [op for op in stage.walk() if op.name == "loops.if"]
+        assert loops_ifs and all(
+            any(inner.name == "gpu.launch_func" for inner in r.block.ops)
+            for r in loops_ifs[0].regions)
 
 
 def test_the_profile_counts_the_runs_of_each_branch():

@@ -22,8 +22,8 @@ against a ``gpu.device.Device``:
 - ``gpu.to_device``, ``gpu.to_host``, ``gpu.memcpy`` copy through the device, ``gpu.launch_func``
   launches (a launch whose grid has a zero size does nothing: there is no work), ``gpu.sync``
   waits, ``func.return`` gives the results;
-- ``loops.for`` runs its body's steps (it may hold launches); any other op on host values runs
-  its interpreter rule.
+- ``loops.for`` runs its body's steps (it may hold launches), ``loops.if`` the steps of the
+  block its condition takes; any other op on host values runs its interpreter rule.
 
 Each step is made by the op's rule in the ``GPU_HOST`` rule table: ``build(program, op)`` returns
 the step (or None when the op needs no work per call). Other ops get host steps with
@@ -550,6 +550,20 @@ def _for(program: HostProgram, op: Operation) -> Step:
     return step
 
 
+def _if(program: HostProgram, op: Operation) -> Step:
+    condition = program._slot(op.operands[0])
+    results = [program._slot(r) for r in op.results]
+    branches = [program._compile_block(region.block) for region in op.regions]
+
+    def step(frame):
+        steps, yielded = branches[0 if frame[condition] else 1]
+        for run in steps:
+            run(frame)
+        for slot, value in zip(results, [frame[s] for s in yielded]):
+            frame[slot] = value
+    return step
+
+
 for _ops, _build in (
         ((scalar.ScalarOp,), _scalar),
         ((scalar.ConstantOp, loops.ConstantOp), _constant),
@@ -563,6 +577,7 @@ for _ops, _build in (
         ((loops.CopyOp,), _copy),
         ((loops.FillOp,), _fill),
         ((loops.ForOp,), _for),
+        ((loops.IfOp,), _if),
         ((gpu.ToDeviceOp,), _transfer("to_device")),
         ((gpu.ToHostOp,), _transfer("to_host")),
         ((gpu.MemcpyOp,), _memcpy),

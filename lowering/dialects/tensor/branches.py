@@ -5,7 +5,7 @@ Theano's ``ifelse``) and ``inputs``; each of its two regions is one block whose 
 the inputs (the regions are isolated: what a branch reads comes in as an input) and which ends
 with ``tensor.yield`` of the results. The front end builds the op with branches that only yield
 their inputs (``build``); moving the ops that only one branch needs into it
-(``lowering.passes.sink_into_branches``) is what makes that branch's work happen only when it is
+(``lowering.dialects.tensor.branch_sinking``) is what makes that branch's work happen only when it is
 taken::
 
     %r = tensor.if %c, %x, %y : tensor<i8>, (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
@@ -18,7 +18,8 @@ taken::
     }
 
 A branch may yield a value whose type is more static than the result's (``tensor<3xf64>`` for
-``tensor<?xf64>``); element types and ranks are the same.
+``tensor<?xf64>``); element types and ranks are the same. Attributes (``place-on-device``'s
+``result_places``) print after the result types: ``-> tensor<?xf64> attributes {...} {``.
 
 >>> import numpy as np
 >>> from lowering.ir.core import Block
@@ -109,7 +110,7 @@ class IfOp(TensorOp):
             self.verify_structure()
         except VerifyError:
             return False
-        if self.attributes or any(len(r.blocks) != 1 for r in self.branches):
+        if any(len(r.blocks) != 1 for r in self.branches):
             return False
         printer.write(" ")
         printer.print_operands(self.operands)
@@ -117,7 +118,9 @@ class IfOp(TensorOp):
         printer.print_type(self.condition.type)
         printer.write(", (")
         printer.print_types(v.type for v in self.inputs)
-        printer.write(") -> " + printer.results_text(r.type for r in self.outs) + " ")
+        printer.write(") -> " + printer.results_text(r.type for r in self.outs))
+        printer.print_attr_dict(self.attributes, keyword=True)
+        printer.write(" ")
         printer.print_region(self.then_region)
         printer.write(" else ")
         printer.print_region(self.else_region)
@@ -136,11 +139,12 @@ class IfOp(TensorOp):
             parser.error(f"{len(refs) - 1} input(s) but {len(input_types)} type(s)", at)
         parser.expect("->", "before the result types of tensor.if")
         types = parser.parse_result_types()
+        attributes = parser.parse_optional_attr_dict("attributes")
         operands = parser.resolve_operands(refs, [condition_type, *input_types])
         then_region = parser.parse_region()
         parser.expect("else", "between the branches of tensor.if")
         else_region = parser.parse_region()
-        return cls.create(operands=operands, result_types=types,
+        return cls.create(operands=operands, result_types=types, attributes=attributes,
                           regions=[then_region, else_region], location=parser.op_location)
 
     def verify_(self):

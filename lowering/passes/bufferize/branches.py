@@ -5,7 +5,9 @@ branches, so that only the taken branch's loops, checks and allocations run.
 - Each branch is lowered in its own block of the ``loops.if``, its arguments standing for the
   lowered inputs (a branch reads the inputs' buffers; what it learns about them, such as sizes
   loaded with ``loops.dim``, stays in the branch). Constants go to the function's top.
-- A rank-0 result is a scalar: each branch yields its element.
+- Each result is in the memory its ``result_places`` entry names (``place-on-device``; the
+  host when the op has none). A rank-0 result on the host is a scalar: each branch yields its
+  element.
 - Any other result is a fresh contiguous buffer of the result's buffer type: a branch yields
   the allocation its op made when that is one of exactly this type that nothing else holds,
   else a copy made in the branch. The result owns its memory, as a ``loops.alloc`` does
@@ -46,29 +48,41 @@ from lowering.ir.location import default_location
 from lowering.ir.passes import PassFailure
 from lowering.ir.types import I1
 
+from ..gpu.place_on_device import HOST, RESULT_PLACES
 from .core import BUFFERIZE, Arith, FunctionLowering, Lowered, result_buffer_type
+from .device import memory_space_of
 
 
 @BUFFERIZE.register(IfOp)
 def lower_if(ctx: FunctionLowering, op: IfOp) -> list[Lowered]:
     if ctx.space != "host":
         raise PassFailure(f"bufferize: tensor.if at {op.location.short()} is placed on a GPU; "
-                          f"its branches run on the host, with their kernels", op)
+                          f"it runs on the host (place-on-device places its branches)", op)
     element = ctx.element(op.condition)
     flag = element if element.type == I1 else ctx.ix.ne(element, 0)
-    types = [r.type.element if r.type.rank == 0 else result_buffer_type(r.type) for r in op.outs]
+    spaces = [memory_space_of(p) for p in op.get_attr(RESULT_PLACES) or [HOST] * len(op.outs)]
+    types = [r.type.element if _as_scalar(r, space) else result_buffer_type(r.type, space)
+             for r, space in zip(op.outs, spaces)]
     branch_op = ctx.b.insert(loops.IfOp.build(flag, types, location=op.location))
     for tensor_branch, region in zip(op.branches, branch_op.regions):
         block = region.block
         block.last_op.erase()  # the empty yield ``build`` put there
-        block.append(loops.YieldOp.build(_lower_branch(ctx, op, tensor_branch.block, block),
-                                         location=op.location))
-    return [Lowered(r.type, scalar=v) if r.type.rank == 0 else Lowered(r.type, buffer=v, owned=True)
-            for r, v in zip(op.outs, branch_op.results)]
+        yielded = _lower_branch(ctx, op, tensor_branch.block, block, spaces)
+        block.append(loops.YieldOp.build(yielded, location=op.location))
+    return [Lowered(r.type, scalar=v) if _as_scalar(r, space) else
+            Lowered(r.type, buffer=v, owned=True, space=space)
+            for r, v, space in zip(op.outs, branch_op.results, spaces)]
 
 
-def _lower_branch(ctx: FunctionLowering, op: IfOp, source: Block, target: Block) -> list[Value]:
-    """Lower the ops of ``source`` (a tensor branch) into ``target``; the buffers to yield."""
+def _as_scalar(result: Value, space: str) -> bool:
+    """Whether a result is yielded as its element: a rank-0 value on the host."""
+    return result.type.rank == 0 and space == "host"
+
+
+def _lower_branch(ctx: FunctionLowering, op: IfOp, source: Block, target: Block,
+                  spaces: list[str]) -> list[Value]:
+    """Lower the ops of ``source`` (a tensor branch) into ``target``; the values to yield (in
+    memory ``spaces``, one per result)."""
     saved = (ctx.block, ctx.b, ctx.ix, ctx.values, ctx.op)
     ctx.block, ctx.b = target, Builder.at_end(target)
     ctx.ix = Arith(ctx.b, ctx.constant)
@@ -85,17 +99,17 @@ def _lower_branch(ctx: FunctionLowering, op: IfOp, source: Block, target: Block)
                 ctx.lower_op(inner)
         ctx.op = op
         yielded, given = [], set()
-        for value, result in zip(source.last_op.operands, op.outs):
-            if result.type.rank == 0:
+        for value, result, space in zip(source.last_op.operands, op.outs, spaces):
+            if _as_scalar(result, space):
                 yielded.append(ctx.element(value))
                 continue
             lowered = ctx.lowered(value)
-            wanted = result_buffer_type(result.type)
+            wanted = result_buffer_type(result.type, space)
             if lowered.owned and lowered.buffer is not None and lowered.buffer.type == wanted \
                     and lowered.buffer not in given:
                 buffer = lowered.buffer
             else:
-                buffer = ctx.alloc(result.type, ctx.sizes(value))
+                buffer = ctx.alloc(result.type, ctx.sizes(value), space=space)
                 ctx.copy(value, buffer)
             given.add(buffer)
             yielded.append(buffer)

@@ -70,6 +70,7 @@ from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
 from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
+from lowering.dialects.tensor.branch_sinking import sink_into_branches
 from lowering.ir.core import BlockArgument, OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
@@ -82,7 +83,6 @@ from . import (branches as bufferize_branches, dot as bufferize_dot,
                indexing as bufferize_indexing, nnet as bufferize_nnet,
                reductions as bufferize_reductions, shapes as bufferize_shapes)
 from ..dce import eliminate_dead_code
-from ..sink_into_branches import sink_into_branches
 from .core import (BUFFERIZE, AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
                    result_buffer_type)
 from .device import confine_to_device, host_accesses_to_device, memory_space_of, move
