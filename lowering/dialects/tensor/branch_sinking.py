@@ -76,7 +76,8 @@ def _sink_one(op: IfOp) -> bool:
         if not isinstance(value, OpResult):
             continue
         producer = value.op
-        if producer.parent is not op.parent or PURE not in producer.traits:
+        if producer.parent is not op.parent or PURE not in producer.traits \
+                or not _self_contained(producer):
             continue
         if any(use.op is not op or use.index == 0 for r in producer.results for use in r.uses):
             continue
@@ -87,6 +88,17 @@ def _sink_one(op: IfOp) -> bool:
         _move_into(op, producer, branch, positions)
         return True
     return False
+
+
+def _self_contained(op: Operation) -> bool:
+    """Whether the regions of ``op`` use only values defined inside ``op`` (a branch is
+    isolated: what moves in can only bring its operands along)."""
+    if not op.regions:
+        return True
+    inside = {v for inner in op.walk() for v in inner.results}
+    inside.update(a for inner in op.walk() for r in inner.regions for b in r.blocks
+                  for a in b.args)
+    return all(v in inside for inner in op.walk() if inner is not op for v in inner.operands)
 
 
 def _move_into(op: IfOp, producer: Operation, branch: Block, positions: list[int]) -> None:
