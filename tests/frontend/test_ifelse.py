@@ -83,6 +83,31 @@ def test_a_shared_variable_updated_through_ifelse(mode):
     assert f(1, 1.0) == 3.0 and w.get_value().tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "INTERP"])
+def test_a_branch_reads_the_old_value_of_a_shared_variable_updated_in_the_same_call(mode):
+    w = theano.shared(np.array([1.0, 2.0, 3.0]), name="w")
+    c = T.iscalar("c")
+    g = theano.function([c], ifelse(c, w.sum(), (w * 3).sum()), updates=[(w, w * 2)],
+                        mode=mode)
+    assert g(1) == 6.0 and w.get_value().tolist() == [2.0, 4.0, 6.0]
+    assert g(0) == 36.0 and w.get_value().tolist() == [4.0, 8.0, 12.0]
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "INTERP"])
+def test_a_value_both_branches_and_the_outputs_read_is_computed_before(mode):
+    c = T.iscalar("c")
+    x = T.dvector("x")
+    t = T.exp(x)
+    f = theano.function([c, x], [ifelse(c, T.log(t) + 1, t * 2), t.sum(), t * 3], mode=mode)
+    data = np.array([0.1, 0.2, 0.3])
+    for taken in (1, 0):
+        expected_t = np.exp(data)
+        chosen = np.log(expected_t) + 1 if taken else expected_t * 2
+        got = f(taken, data)
+        assert all(np.allclose(a, b) for a, b in
+                   zip(got, [chosen, expected_t.sum(), expected_t * 3]))
+
+
 def test_an_ifelse_inside_a_branch_of_another():
     a = T.dscalar("a")
     x = T.dvector("x")
