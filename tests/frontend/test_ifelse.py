@@ -134,6 +134,19 @@ def test_the_branch_not_taken_does_not_run(mode):
         f(1, xv, yv)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "INTERP"])
+def test_a_failing_branch_leaves_the_shared_variables_as_they_were(mode):
+    w = theano.shared(np.ones(3), name="w")
+    c = T.iscalar("c")
+    m = T.dmatrix("m")
+    f = theano.function([c, m], ifelse(c, T.dot(m, w).sum(), w.sum()),
+                        updates=[(w, w + 1)], mode=mode)
+    with pytest.raises(ValueError):
+        f(1, np.ones((2, 4)))  # the product's sizes do not fit, in the branch taken
+    assert w.get_value().tolist() == [1.0, 1.0, 1.0]
+    assert f(0, np.ones((2, 4))) == 3.0 and w.get_value().tolist() == [2.0, 2.0, 2.0]
+
+
 def test_only_the_taken_branch_is_in_the_compiled_branch():
     # What only one branch needs is inside that branch at every stage from the tensor one.
     a, b = T.dscalars("a", "b")
