@@ -3,8 +3,13 @@ tuples, shared-variable updates, gradients against finite differences, the branc
 not running, and errors for bad input that name the argument and the user's line."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import lowering as theano
 import lowering.tensor as T
@@ -321,3 +326,28 @@ def test_the_profile_counts_the_runs_of_each_branch():
     assert then_ops and else_ops
     assert {calls[op] for op in then_ops} == {2} and {calls[op] for op in else_ops} == {1}
     assert calls["if{}"] == 3
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_pair():
+    """One function in FAST_RUN and INTERP (compiled once for every example)."""
+    c = T.lscalar("c")
+    x, y = T.dvectors("x", "y")
+    then = (T.exp(x).sum() * y, x.max())
+    other = (y[::-1] * 2 + x.sum(), T.constant(np.float64(-1.0)))
+    outputs = list(ifelse(c, then, other))
+    return [theano.function([c, x, y], outputs, mode=m) for m in ("FAST_RUN", "INTERP")]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(-3, 3), hnp.arrays(np.float64, st.integers(1, 20),
+                                        elements=st.floats(-5, 5)))
+def test_compiled_and_interpreted_ifelse_agree_with_numpy(condition, data):
+    other = data[::-1] * 0.5
+    if condition:
+        expected = [np.exp(data).sum() * other, data.max()]
+    else:
+        expected = [other[::-1] * 2 + data.sum(), -1.0]
+    for f in _compiled_pair():
+        got = f(condition, data, other)
+        assert all(np.allclose(a, b) for a, b in zip(got, expected))
