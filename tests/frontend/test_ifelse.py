@@ -328,6 +328,22 @@ def test_the_profile_counts_the_runs_of_each_branch():
     assert calls["if{}"] == 3
 
 
+def test_on_the_simulated_gpu_the_profile_counts_the_kernels_of_each_branch():
+    from lowering.compile.profiling import ProfileStats
+    from lowering.config import config
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        c = T.iscalar("c")
+        x = T.fvector("x")
+        stats = ProfileStats(atexit_print=False)
+        f = theano.function([c, x], ifelse(c, T.exp(x).sum(), T.log(x).max()), profile=stats)
+        data = np.array([1.0, 2.0], dtype="float32")
+        results = [float(f(k, data)) for k in (1, 1, 0)]
+    assert np.allclose(results, [np.exp(data).sum()] * 2 + [np.log(data).max()])
+    kernels = [node for node in stats.nodes if node.op.startswith("GpuKernel")]
+    assert {node.calls for node in kernels} == {1, 2}  # the then branch twice, the else once
+    assert [node.calls for node in stats.nodes if node.op == "HostOp{loops.if}"] == [3]
+
+
 @functools.lru_cache(maxsize=None)
 def _compiled_pair():
     """One function in FAST_RUN and INTERP (compiled once for every example)."""
