@@ -5,8 +5,8 @@ Theano's ``ifelse``) and ``inputs``; each of its two regions is one block whose 
 the inputs (the regions are isolated: what a branch reads comes in as an input) and which ends
 with ``tensor.yield`` of the results. The front end builds the op with branches that only yield
 their inputs (``build``); moving the ops that only one branch needs into it
-(``lowering.dialects.tensor.branch_sinking``) is what makes that branch's work happen only when it is
-taken::
+(``lowering.dialects.tensor.branch_sinking``) is what makes that branch's work happen only
+when it is taken::
 
     %r = tensor.if %c, %x, %y : tensor<i8>, (tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64> {
     ^bb0(%a: tensor<?xf64>, %b: tensor<?xf64>):
