@@ -451,7 +451,7 @@ def fuse_module(module: Operation, max_inputs: int = 32) -> FuseReport:
     report = FuseReport()
     rewriter = Rewriter()
     for op in list(module.walk()):
-        if op.name == "func.func":
+        if op.name in ("func.func", "tensor.if"):  # a branch is fused like a function body
             for region in op.regions:
                 for block in region.blocks:
                     fuse_block(block, max_inputs, report, rewriter)
