@@ -1,0 +1,42 @@
+"""Bufferize ``tensor.random``: one loop nest computing each element from its position, and the
+position of the current element in a fused body (``scalar.linear_index``)."""
+from __future__ import annotations
+
+from lowering.dialects.scalar.philox import Emitter
+from lowering.dialects.tensor import RandomOp
+from lowering.ir.types import UI64
+
+from .core import BUFFERIZE, Lowered
+
+
+def linear_index(ctx, b, ivs, sizes):
+    """The row-major position of loop indices ``ivs`` in a space of ``sizes``, as ``ui64``."""
+    ix = ctx.arith(b)
+    position = 0
+    for iv, size in zip(ivs, sizes):
+        position = ix.add(ix.mul(position, size), iv)
+    return ix.cast(position, UI64)
+
+
+@BUFFERIZE.register(RandomOp)
+def _lower_random(ctx, op):
+    rt, ix = op.result.type, ctx.ix
+    sizes = []
+    for d, dim in enumerate(op.dims):
+        size = ctx.index(dim)
+        ctx.check(ix.ge(size, 0), f"dimension {d} of the size is negative")
+        if rt.shape[d] is not None:
+            size = rt.shape[d]
+        sizes.append(size)
+    ctx.check_size(sizes, rt.element, "the result")
+    key, counter = ctx.element(op.key), ctx.element(op.counter)
+
+    def element(b, ivs):
+        e = Emitter(b.insert, constant=ctx.constant)
+        return op.emit_element(e, key, counter, linear_index(ctx, b, ivs, sizes))
+
+    if rt.rank == 0:
+        return [Lowered(rt, scalar=element(ctx.b, []))]
+    out = ctx.fresh(rt, sizes)
+    ctx.loop_nest(out.sizes, lambda b, ivs: ctx.store(b, element(b, ivs), out.buffer, ivs))
+    return [out]
