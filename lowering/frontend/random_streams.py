@@ -245,7 +245,7 @@ class RandomStreams:
         else:
             sizes = _size_list(size, ndim, [])
         u = self._draw("uniform", _float_dtype(pvals), sizes + [_int_size(n)])
-        outcomes = _categorical(u, dimshuffle(pvals, _lead(pvals, len(sizes) + 1)))
+        outcomes = _categorical(u, dimshuffle(pvals, _per_draw(pvals, len(sizes))))
         k = arange(pvals.shape[-1])
         counts = eq(dimshuffle(outcomes, list(range(outcomes.ndim)) + ["x"]), k).sum(axis=-2)
         return self._finish(cast(counts, dtype), u)
@@ -311,11 +311,12 @@ def _trailing(param, rank: int, extra: bool) -> list:
     return pattern + (["x"] if extra else [])
 
 
-def _lead(param, rank: int) -> list:
-    """A pattern putting ``rank`` broadcast dims before ``param``'s last one, its others
-    aligned on the right of them."""
-    ndim = param.ndim
-    return ["x"] * (rank - ndim + 1) + list(range(ndim))
+def _per_draw(pvals, batch_rank: int) -> list:
+    """A dimshuffle pattern for ``pvals`` (distributions along the last axis, aligned on the
+    right of ``batch_rank`` batch dims) against draws of shape ``batch + (n,)``: a broadcast dim
+    for the draws goes before the outcomes."""
+    batch = pvals.ndim - 1
+    return ["x"] * (batch_rank - batch) + list(range(batch)) + ["x", batch]
 
 
 def _categorical(u, p):
@@ -323,9 +324,9 @@ def _categorical(u, p):
     broadcasts against ``u``): how many cumulative sums, but the last, are at most ``u``."""
     p = as_tensor_variable(p)
     k = p.shape[-1]
-    before = ge(dimshuffle(arange(k), [0, "x"]), dimshuffle(arange(k), ["x", 0]))
+    upto = ge(dimshuffle(arange(k), ["x", 0]), dimshuffle(arange(k), [0, "x"]))  # [m, j]: m <= j
     cumulative = (dimshuffle(p, list(range(p.ndim)) + ["x"])
-                  * cast(before, p.dtype)).sum(axis=-2)   # cumulative[..., j] = sum_{m<=j} p_m
+                  * cast(upto, p.dtype)).sum(axis=-2)   # cumulative[..., j] = sum_{m<=j} p_m
     inner = cumulative[tuple([slice(None)] * (cumulative.ndim - 1) + [slice(None, -1)])]
     below = ge(dimshuffle(u, list(range(u.ndim)) + ["x"]), inner)
     return below.sum(axis=-1)
