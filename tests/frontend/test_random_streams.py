@@ -450,3 +450,24 @@ def test_a_negative_symbolic_size_fails_the_call_naming_the_line_and_keeps_the_s
             f(-3)
         np.testing.assert_array_equal(u.rng.get_value(), before)
         assert f(2).shape == (2, 2)
+
+
+def test_an_rbm_samples_hidden_units_with_mrg_streams_given_their_means():
+    theano_rng = MRG_RandomStreams(seed=1234)
+    mean = T.matrix("mean")
+    sample = theano_rng.binomial(size=mean.shape, n=1, p=mean, dtype=theano.config.floatX)
+    f = theano.function([mean], sample)
+    probabilities = np.tile(np.linspace(0.0, 1.0, 6), (4000, 1))
+    drawn = f(probabilities)
+    assert drawn.dtype == theano.config.floatX and drawn.shape == probabilities.shape
+    np.testing.assert_allclose(drawn.mean(axis=0), np.linspace(0.0, 1.0, 6), atol=0.03)
+    assert "tensor.random" not in f.ir("optimized")      # fused with the comparison
+
+
+def test_mrg_uniform_and_normal_take_size_first_and_ignore_nstreams():
+    srng = MRG_RandomStreams()
+    u = srng.uniform((3, 2), 1.0, 2.0, nstreams=12)
+    z = srng.normal((1000,), 0.0, 1.0, None, "float32", 30)
+    a, b = theano.function([], [u, z])()
+    assert a.shape == (3, 2) and (1 <= a).all() and (a < 2).all()
+    assert b.dtype == np.float32 and abs(b.mean()) < 0.1
