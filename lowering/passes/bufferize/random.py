@@ -7,6 +7,7 @@ from lowering.dialects.tensor import RandomOp
 from lowering.ir.types import UI64
 
 from .core import BUFFERIZE, Lowered
+from .shapes import checked_dims
 
 
 def linear_index(ctx, b, ivs, sizes):
@@ -20,15 +21,8 @@ def linear_index(ctx, b, ivs, sizes):
 
 @BUFFERIZE.register(RandomOp)
 def _lower_random(ctx, op):
-    rt, ix = op.result.type, ctx.ix
-    sizes = []
-    for d, dim in enumerate(op.dims):
-        size = ctx.index(dim)
-        ctx.check(ix.ge(size, 0), f"dimension {d} of the size is negative")
-        if rt.shape[d] is not None:
-            size = rt.shape[d]
-        sizes.append(size)
-    ctx.check_size(sizes, rt.element, "the result")
+    rt = op.result.type
+    sizes = checked_dims(ctx, op.dims, rt, "size dimension")
     key, counter = ctx.element(op.key), ctx.element(op.counter)
 
     def element(b, ivs):
