@@ -30,7 +30,7 @@ from lowering.ir.types import scalar_type_of
 
 from .build import apply
 from .constructors import as_tensor_variable, constant
-from .elemwise import cast, eq, floor, ge, lt, switch
+from .elemwise import abs_, cast, cos, eq, floor, ge, gt, log, lt, sqrt, switch
 from .errors import GraphBuildError, GraphTypeError
 from .indexing import inc_subtensor
 from .reductions import prod
@@ -221,7 +221,7 @@ class RandomStreams:
                 raise GraphBuildError("random: choice without replacement takes a size of one "
                                       "dimension", caller_location())
             u = self._draw("uniform", "float64", [_int_size(count)])
-            keys = u if p is None else -_log(u) / as_tensor_variable(p)
+            keys = u if p is None else -log(u) / as_tensor_variable(p)
             index = _smallest(keys, sizes[0])
         index = cast(index, "int64")
         out = index if isinstance(a, (int, np.integer)) else as_tensor_variable(a)[index]
@@ -233,6 +233,20 @@ class RandomStreams:
         sizes = _size_list(size, ndim, [])
         u = self._draw("uniform", "float64", sizes + [_int_size(n)])
         return self._finish(cast(_ranks(u), dtype), u)
+
+    def shuffle_row_elements(self, input):
+        """``input`` with the elements of each row (its last axis) in a random order, a new
+        permutation per row."""
+        input = as_tensor_variable(input)
+        if input.ndim == 0:
+            raise GraphBuildError("random: shuffle_row_elements needs an array of rank 1 or "
+                                  "more, got a scalar", caller_location())
+        rows = [input.shape[d] for d in range(input.ndim - 1)]
+        perm = self.permutation(rows, input.shape[-1], ndim=input.ndim - 1)
+        last = input.ndim - 1
+        picked = eq(dimshuffle(perm, list(range(input.ndim)) + ["x"]), arange(input.shape[-1]))
+        row = dimshuffle(input, list(range(last)) + ["x", last])   # [..., i, k] = input[..., k]
+        return self._finish(switch(picked, row, 0).sum(axis=-1).astype(input.dtype), perm)
 
     def multinomial(self, size=None, n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64"):
         """Counts of ``n`` draws among ``len(pvals)`` outcomes, shape ``size + (len(pvals),)``
@@ -264,8 +278,28 @@ class MRG_RandomStreams(RandomStreams):
     def uniform(self, size, low=0.0, high=1.0, ndim=None, dtype=None, nstreams=None):
         return super().uniform(size, low, high, ndim, dtype)
 
-    def normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None):
-        return super().normal(size, avg, std, ndim, dtype)
+    def normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None,
+               truncate=False):
+        """Normal draws; with ``truncate``, within two standard deviations of ``avg`` (as
+        Theano: a draw beyond them keeps its Box-Muller angle and takes a radius below 2)."""
+        if not truncate:
+            return super().normal(size, avg, std, ndim, dtype)
+        dtype = dtype or _float_dtype(avg, std)
+        check_range("std", std, 0)
+        sizes = _size_list(size, ndim, [avg, std])
+        u = self._draw("uniform", _float_dtype(avg, std, constant(0, dtype=dtype)), sizes + [3])
+        u1, u2, u3 = (u[tuple([slice(None)] * len(sizes) + [k])] for k in range(3))
+        angle = cos(2 * np.pi * u2)
+        z = sqrt(-2 * log(1 - u1)) * angle
+        inside = np.exp(-2.0) + (1 - np.exp(-2.0)) * (1 - u3)     # in (e**-2, 1]
+        z = switch(gt(abs_(z), 2), sqrt(-2 * log(inside)) * angle, z)
+        return self._finish(cast(avg + std * z, dtype), u)
+
+    def truncated_normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None):
+        """Normal draws truncated at two standard deviations, scaled so that their standard
+        deviation is about ``std`` (Theano's constant: a unit normal truncated at +-2 has a
+        standard deviation of 0.8796)."""
+        return self.normal(size, avg, std / 0.87962566103423978, ndim, dtype, truncate=True)
 
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", nstreams=None):
         return super().binomial(size, n, p, ndim, dtype)
@@ -288,7 +322,7 @@ class MRG_RandomStreams(RandomStreams):
         check_range("p", p, 0, 1)
         p = as_tensor_variable(p)
         u = self._draw("uniform", _float_dtype(p), _sizes(p.shape))
-        return self._finish(cast(_smallest(-_log(u) / p, _int_size(size)), dtype), u)
+        return self._finish(cast(_smallest(-log(u) / p, _int_size(size)), dtype), u)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,11 +331,6 @@ class MRG_RandomStreams(RandomStreams):
 
 def _int_size(n):
     return n if isinstance(n, TensorVariable) else int(n)
-
-
-def _log(x):
-    from .elemwise import log
-    return log(x)
 
 
 def _trailing(param, rank: int, extra: bool) -> list:

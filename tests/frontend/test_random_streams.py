@@ -471,3 +471,36 @@ def test_mrg_uniform_and_normal_take_size_first_and_ignore_nstreams():
     a, b = theano.function([], [u, z])()
     assert a.shape == (3, 2) and (1 <= a).all() and (a < 2).all()
     assert b.dtype == np.float32 and abs(b.mean()) < 0.1
+
+
+@pytest.mark.parametrize("make", ["truncated_normal", "normal_truncate"])
+def test_mrg_truncated_normal_stays_within_two_standard_deviations(make):
+    srng = MRG_RandomStreams(seed=28)
+    if make == "truncated_normal":
+        z = srng.truncated_normal((40000,), avg=1.0, std=3.0)
+        bound = 2 * 3.0 / 0.87962566103423978
+    else:
+        z = srng.normal((40000,), 1.0, 3.0, truncate=True)
+        bound = 2 * 3.0
+    sample = theano.function([], z)()
+    assert np.abs(sample - 1.0).max() <= bound
+    assert abs(sample.mean() - 1.0) < 0.05
+    if make == "truncated_normal":
+        assert abs(sample.std() / 3.0 - 1) < 0.05
+    else:
+        assert abs(sample.std() / 3.0 - 0.8909) < 0.02   # Theano's refilled truncation
+
+
+def test_shuffle_row_elements_permutes_each_row_on_its_own():
+    srng = RandomStreams(seed=29)
+    x = T.dmatrix("x")
+    shuffled = srng.shuffle_row_elements(x)
+    f = theano.function([x], shuffled)
+    data = np.arange(60.0).reshape(6, 10)
+    out = f(data)
+    for row, original in zip(out, data):
+        assert sorted(row) == sorted(original)
+    assert not np.array_equal(out, data) and len({tuple(np.argsort(r)) for r in out}) == 6
+    assert isinstance(shuffled.rng, theano.SharedVariable)
+    with pytest.raises(ValueError, match="shuffle_row_elements needs an array of rank 1"):
+        srng.shuffle_row_elements(T.dscalar())
