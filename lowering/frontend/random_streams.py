@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.config import config
-from lowering.dialects.tensor import RandomOp
+from lowering.dialects.tensor import CheckOp, RandomOp
 from lowering.ir.location import caller_location
 from lowering.ir.types import scalar_type_of
 
@@ -69,16 +69,27 @@ def _static_values(param):
     return np.asarray(param)
 
 
-def check_range(name: str, param, low=None, high=None) -> None:
-    """A build-time error naming ``name`` and the user's line when a known value of ``param``
-    lies outside ``[low, high]``."""
+def check_range(name: str, param, low=None, high=None):
+    """``param``, checked to lie in ``[low, high]``: a known value outside is an error at build
+    time naming ``name`` and the user's line; a symbolic one is checked when the function runs
+    (``tensor.check``), before any state is updated.
+
+    >>> check_range("p", 0.5, 0, 1)
+    0.5
+    """
+    bounds = f"[{low}, {high}]" if high is not None else f">= {low}"
+    message = f"random: {name} must be in {bounds}"
     values = _static_values(param)
-    if values is None or values.dtype.kind not in "iuf":
-        return
+    if values is None:
+        param = as_tensor_variable(param)
+        inside = (param >= low) if high is None else (param >= low) & (param <= high)
+        ok = eq(cast(~inside, "int64").sum(), 0)
+        return apply(CheckOp, param, ok, message, named=[param])
+    if values.dtype.kind not in "iuf":
+        return param
     if (low is not None and (values < low).any()) or (high is not None and (values > high).any()):
-        bounds = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise GraphBuildError(f"random: {name} must be in {bounds}, got "
-                              f"{values.tolist()}", caller_location())
+        raise GraphBuildError(f"{message}, got {values.tolist()}", caller_location())
+    return param
 
 
 def _size_list(size, ndim, params) -> list:
@@ -175,7 +186,7 @@ class RandomStreams:
     def normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None):
         """Normal with mean ``avg`` and standard deviation ``std``."""
         dtype = dtype or _float_dtype(avg, std)
-        check_range("std", std, 0)
+        std = check_range("std", std, 0)
         sizes = _size_list(size, ndim, [avg, std])
         z = self._draw("normal", _float_dtype(avg, std, constant(0, dtype=dtype)), sizes)
         return self._finish(cast(avg + std * z, dtype), z)
@@ -183,8 +194,7 @@ class RandomStreams:
     def binomial(self, size=None, n=1, p=0.5, ndim=None, dtype="int64", prob=None):
         """Binomial counts of ``n`` trials of probability ``p`` (``dtype`` may be a float type,
         as ``dtype=floatX`` masks are)."""
-        p = prob if prob is not None else p
-        check_range("p", p, 0, 1)
+        p = check_range("p", prob if prob is not None else p, 0, 1)
         if not isinstance(n, (int, np.integer)):
             raise GraphTypeError(f"random: binomial's n must be an int, got {n!r}",
                                  caller_location())
@@ -209,7 +219,7 @@ class RandomStreams:
     def choice(self, size=None, a=2, replace=True, p=None, ndim=None, dtype="int64"):
         """Draws from ``a`` (an int: ``range(a)``; or a vector), with probabilities ``p``."""
         if p is not None:
-            check_range("p", p, 0, 1)
+            p = check_range("p", p, 0, 1)
         count = a if isinstance(a, (int, np.integer)) else as_tensor_variable(a).shape[0]
         sizes = _size_list(size, ndim, [])
         if replace:
@@ -229,7 +239,8 @@ class RandomStreams:
 
     def permutation(self, size=None, n=1, ndim=None, dtype="int64"):
         """Permutations of ``range(n)``, one per element of ``size``: shape ``size + (n,)``."""
-        check_range("n", n, 0)
+        if not isinstance(n, TensorVariable):  # a symbolic n is a size: checked as one
+            check_range("n", n, 0)
         sizes = _size_list(size, ndim, [])
         u = self._draw("uniform", "float64", sizes + [_int_size(n)])
         return self._finish(cast(_ranks(u), dtype), u)
@@ -251,9 +262,8 @@ class RandomStreams:
     def multinomial(self, size=None, n=1, pvals=(0.5, 0.5), ndim=None, dtype="int64"):
         """Counts of ``n`` draws among ``len(pvals)`` outcomes, shape ``size + (len(pvals),)``
         (``pvals`` a vector, or a matrix of one distribution per row)."""
-        check_range("pvals", pvals, 0, 1)
         check_range("n", n, 0)
-        pvals = as_tensor_variable(pvals)
+        pvals = as_tensor_variable(check_range("pvals", pvals, 0, 1))
         if size is None:
             sizes = [] if pvals.ndim == 1 else _sizes(pvals.shape)[:-1]
         else:
@@ -285,7 +295,7 @@ class MRG_RandomStreams(RandomStreams):
         if not truncate:
             return super().normal(size, avg, std, ndim, dtype)
         dtype = dtype or _float_dtype(avg, std)
-        check_range("std", std, 0)
+        std = check_range("std", std, 0)
         sizes = _size_list(size, ndim, [avg, std])
         u = self._draw("uniform", _float_dtype(avg, std, constant(0, dtype=dtype)), sizes + [3])
         u1, u2, u3 = (u[tuple([slice(None)] * len(sizes) + [k])] for k in range(3))
@@ -319,8 +329,7 @@ class MRG_RandomStreams(RandomStreams):
             raise TypeError("For now, a has to be None in MRG_RandomStreams.choice")
         if p is None:
             raise TypeError("For now, p has to be specified in MRG_RandomStreams.choice")
-        check_range("p", p, 0, 1)
-        p = as_tensor_variable(p)
+        p = as_tensor_variable(check_range("p", p, 0, 1))
         u = self._draw("uniform", _float_dtype(p), _sizes(p.shape))
         return self._finish(cast(_smallest(-log(u) / p, _int_size(size)), dtype), u)
 

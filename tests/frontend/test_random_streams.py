@@ -504,3 +504,32 @@ def test_shuffle_row_elements_permutes_each_row_on_its_own():
     assert isinstance(shuffled.rng, theano.SharedVariable)
     with pytest.raises(ValueError, match="shuffle_row_elements needs an array of rank 1"):
         srng.shuffle_row_elements(T.dscalar())
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "INTERP"])
+def test_a_symbolic_p_outside_zero_one_fails_the_call_and_keeps_the_state(mode):
+    srng = RandomStreams(seed=30)
+    x = T.dmatrix("x")
+    p = T.dscalar("p")
+    mask = srng.binomial(size=x.shape, p=p, dtype="float64")
+    f = theano.function([x, p], x * mask, mode=mode)
+    before = mask.rng.get_value().copy()
+    with pytest.raises(ValueError, match=rf"tensor.check at .*{HERE}:"
+                                         rf"{line_of('mask = srng.binomial(size=x.shape, p=p')}"
+                                         r":\d+: random: p must be in \[0, 1\]"):
+        f(np.ones((2, 3)), 1.5)
+    np.testing.assert_array_equal(mask.rng.get_value(), before)
+    assert set(np.unique(f(np.ones((2, 3)), 1.0))) == {1.0}
+    assert mask.rng.get_value()[1] == before[1] + 6
+
+
+def test_a_checked_p_still_fuses_with_the_mask():
+    srng = MRG_RandomStreams(seed=31)
+    mean = T.dmatrix("mean")
+    f = theano.function([mean], srng.binomial(size=mean.shape, p=mean, dtype="float64"))
+    optimized = f.ir("optimized")
+    assert "tensor.check" in optimized and "tensor.random" not in optimized
+    with pytest.raises(ValueError, match=r"random: p must be in \[0, 1\]"):
+        f(np.array([[0.5, -0.25]]))
+    with pytest.raises(ValueError, match=r"random: pvals must be in \[0, 1\]"):
+        theano.function([mean], srng.multinomial(pvals=mean))(np.array([[2.0, -1.0]]))

@@ -1,9 +1,10 @@
 """Bufferize ``tensor.random``: one loop nest computing each element from its position, and the
-position of the current element in a fused body (``scalar.linear_index``)."""
+position of the current element in a fused body (``scalar.linear_index``); and ``tensor.check``,
+the run-time check of a random variable's arguments: a ``loops.assert``."""
 from __future__ import annotations
 
 from lowering.dialects.scalar.philox import Emitter
-from lowering.dialects.tensor import RandomOp
+from lowering.dialects.tensor import CheckOp, RandomOp
 from lowering.ir.types import UI64
 
 from .core import BUFFERIZE, Lowered
@@ -34,3 +35,9 @@ def _lower_random(ctx, op):
     out = ctx.fresh(rt, sizes)
     ctx.loop_nest(out.sizes, lambda b, ivs: ctx.store(b, element(b, ivs), out.buffer, ivs))
     return [out]
+
+
+@BUFFERIZE.register(CheckOp)
+def _lower_check(ctx, op):
+    ctx.check(ctx.element(op.condition), op.message)
+    return [ctx.lowered(op.input)]
