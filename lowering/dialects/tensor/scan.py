@@ -180,7 +180,7 @@ class ScanOp(TensorOp):
             attributes["last_only"] = ArrayAttr(tuple(BoolAttr(bool(b)) for b in last_only))
         yielded = [v.type for v in body.last_op.operands] if body.last_op is not None else []
         results = [history_type(t) for t in state_types(layout, [v.type for v in inputs],
-                                                        yielded)]
+                                                        yielded, until=until)]
         return cls.create(inputs, results, attributes, [Region([body])], location=location)
 
     # -- reading the attributes ----------------------------------------------------------------

@@ -1,0 +1,157 @@
+"""``theano.scan`` and its views through the Theano API, against NumPy loops, in the
+interpreter and in compiled code."""
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import lowering as theano
+import lowering.tensor as T
+from lowering.scan_module import until
+
+MODES = ["INTERP", "FAST_RUN"]
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_elman_recurrence_matches_a_numpy_loop(mode):
+    xs, h0, W = T.dmatrix("xs"), T.dvector("h0"), T.dmatrix("W")
+    h, updates = theano.scan(lambda x_t, h, W: T.tanh(T.dot(W, h) + x_t),
+                             sequences=xs, outputs_info=h0, non_sequences=W)
+    assert updates == {}
+    f = theano.function([xs, h0, W], h, mode=mode)
+    r = rng()
+    X, H0, WW = r.normal(size=(6, 4)), r.normal(size=4), r.normal(size=(4, 4))
+    expected, hh = [], H0
+    for x in X:
+        hh = np.tanh(WW @ hh + x)
+        expected.append(hh)
+    np.testing.assert_allclose(f(X, H0, WW), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_taps_on_sequences_and_outputs(mode):
+    x = T.dvector("x")
+    init = T.dvector("init")
+
+    def step(x_m2, x_0, y_m2, y_m1):
+        return x_0 - x_m2 + 0.5 * y_m1 + 0.25 * y_m2
+
+    y, _ = theano.scan(step, sequences={"input": x, "taps": [-2, 0]},
+                       outputs_info={"initial": init, "taps": [-2, -1]})
+    f = theano.function([x, init], y, mode=mode)
+    X, I = np.arange(7.0) ** 2, np.array([1.0, -1.0])
+    hist = list(I)
+    for t in range(5):
+        hist.append(X[t + 2] - X[t] + 0.5 * hist[-1] + 0.25 * hist[-2])
+    np.testing.assert_allclose(f(X, I), hist[2:])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_outputs_not_fed_back_and_several_outputs(mode):
+    x = T.dvector("x")
+    (cum, sq), _ = theano.scan(lambda v, acc: [acc + v, v * v], sequences=x,
+                               outputs_info=[np.float64(0), None])
+    f = theano.function([x], [cum, sq], mode=mode)
+    X = np.array([1.0, 2.0, 3.0, 4.0])
+    c, s = f(X)
+    np.testing.assert_allclose(c, np.cumsum(X))
+    np.testing.assert_allclose(s, X * X)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_n_steps_without_sequences_and_go_backwards(mode):
+    a = T.dscalar("a")
+    powers, _ = theano.scan(lambda p, a: p * a, outputs_info=T.constant(1.0),
+                            non_sequences=a, n_steps=5)
+    x = T.dvector("x")
+    rev, _ = theano.scan(lambda v: v * 10, sequences=x, go_backwards=True)
+    f = theano.function([a, x], [powers, rev], mode=mode)
+    p, r = f(2.0, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(p, [2, 4, 8, 16, 32])
+    np.testing.assert_allclose(r, [30, 20, 10])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_map_reduce_foldl_foldr(mode):
+    x = T.dvector("x")
+    m, _ = theano.map(lambda v: v + 1, [x])
+    s, _ = theano.reduce(lambda v, acc: acc + v, [x], T.constant(0.0))
+    l, _ = theano.foldl(lambda v, acc: acc * 2 + v, [x], T.constant(0.0))
+    r, _ = theano.foldr(lambda v, acc: acc * 2 + v, [x], T.constant(0.0))
+    f = theano.function([x], [m, s, l, r], mode=mode)
+    X = np.array([1.0, 2.0, 3.0])
+    out = f(X)
+    np.testing.assert_allclose(out[0], X + 1)
+    assert out[1] == 6.0
+    assert out[2] == ((1 * 2) + 2) * 2 + 3
+    assert out[3] == ((3 * 2) + 2) * 2 + 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_until_stops_the_loop(mode):
+    x0 = T.dscalar("x0")
+    vals, _ = theano.scan(lambda v: (v * 2, until(v * 2 > 50)), outputs_info=x0, n_steps=100)
+    f = theano.function([x0], vals, mode=mode)
+    np.testing.assert_allclose(f(1.0), [2, 4, 8, 16, 32, 64])
+    np.testing.assert_allclose(f(100.0), [200])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_zero_steps(mode):
+    x = T.dmatrix("x")
+    h0 = T.dvector("h0")
+    h, _ = theano.scan(lambda v, h: v + h, sequences=x, outputs_info=h0)
+    f = theano.function([x, h0], h, mode=mode)
+    assert f(np.zeros((0, 3)), np.ones(3)).shape == (0, 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_shared_variable_updated_inside_fn(mode):
+    counter = theano.shared(np.float64(0), name="counter")
+    x = T.dvector("x")
+
+    def step(v):
+        return v * counter, OrderedDict([(counter, counter + 1)])
+
+    out, updates = theano.scan(step, sequences=x)
+    assert list(updates) == [counter]
+    f = theano.function([x], out, updates=updates, mode=mode)
+    np.testing.assert_allclose(f(np.array([1.0, 1.0, 1.0])), [0, 1, 2])
+    assert counter.get_value() == 3
+    np.testing.assert_allclose(f(np.array([2.0])), [6])
+    assert counter.get_value() == 4
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_default_update_of_a_shared_variable_used_inside_fn(mode):
+    state = theano.shared(np.float64(1), name="state")
+    state.default_update = state * 3
+    x = T.dvector("x")
+    out, updates = theano.scan(lambda v: v + state, sequences=x)
+    assert list(updates) == [state]
+    f = theano.function([x], out, updates=updates, mode=mode)
+    np.testing.assert_allclose(f(np.zeros(3)), [1, 3, 9])
+    assert state.get_value() == 27
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_last_step_of_a_matrix_recurrence(mode):
+    A = T.dmatrix("A")
+    k = T.iscalar("k")
+    result, _ = theano.scan(lambda prior, A: prior * A, outputs_info=T.ones_like(A),
+                            non_sequences=A, n_steps=k)
+    f = theano.function([A, k], result[-1], mode=mode)
+    M = np.array([[1.0, 2.0], [3.0, 0.5]])
+    np.testing.assert_allclose(f(M, 4), M ** 4)
+
+
+def test_return_list_and_scan_module_names():
+    x = T.dvector("x")
+    outs, _ = theano.scan(lambda v: v * 2, sequences=x, return_list=True)
+    assert isinstance(outs, list) and len(outs) == 1
+    assert theano.scan_module.scan is theano.scan
+    assert theano.scan_module.until is until
