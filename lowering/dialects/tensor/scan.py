@@ -43,7 +43,7 @@ from lowering.ir.core import (ISOLATED, PURE, TERMINATOR, Block, Operation, OpRe
                               Value, VerifyError, attr, region, register_op, var_operand,
                               var_result)
 from lowering.ir.interpreter import INTERPRETER, Interpreter
-from lowering.ir.traits import HasParent
+from lowering.ir.traits import HAS_CANONICALIZATION_PATTERNS, HasParent
 from lowering.ir.types import TensorType
 
 from .base import TensorOp
@@ -139,7 +139,7 @@ class ScanOp(TensorOp):
     """``tensor.scan``: see the module docstring."""
 
     name = "tensor.scan"
-    traits = frozenset({PURE, ISOLATED})
+    traits = frozenset({PURE, ISOLATED, HAS_CANONICALIZATION_PATTERNS})
     assembly_format = "$inputs attr-dict-with-keyword : functional-type($inputs, $outputs) $body"
     inputs = var_operand()
     outputs = var_result()
