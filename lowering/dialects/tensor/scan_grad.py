@@ -188,6 +188,7 @@ def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
         rows = _pad_row(final) if single[k] else _rows(final, step=-1)
         if truncation != -1:  # gradients stop before the first step unless all steps ran
             whole = CastOp.build(EqOp.build(steps, n).result, rows.type.element).result
+            whole = DimShuffleOp.build(whole, ["x"] * rows.type.rank).result
             rows = MulOp.build(rows, whole).result
         total = IncSubtensorOp.build(zeros_like(init), rows,
                                      (slice(None, layout.depth(k)),)).result
