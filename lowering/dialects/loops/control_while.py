@@ -26,7 +26,8 @@ from .control import ForOp, ParallelOp, YieldOp, _check_body
 
 @register_op
 class WhileOp(Operation):
-    """``loops.while`` (see the module docstring)."""
+    """A do-while loop carrying values: the body's ``loops.yield`` gives an ``i1`` (run again)
+    and the next carried values; the results are the last ones."""
 
     name = "loops.while"
     assembly_format = "$inits attr-dict : functional-type($inits, $outs) $body"

@@ -126,7 +126,8 @@ def fits(declared: TensorType, actual: TensorType) -> bool:
 
 @register_op
 class ScanYieldOp(Operation):
-    """``tensor.scan_yield``: the values of one step of a ``tensor.scan`` body."""
+    """Ends a ``tensor.scan`` body: each output's value at this step (then the stop condition,
+    with ``until``)."""
 
     name = "tensor.scan_yield"
     traits = frozenset({TERMINATOR})  # HasParent(ScanOp) is added below, once ScanOp exists
@@ -136,7 +137,10 @@ class ScanYieldOp(Operation):
 
 @register_op
 class ScanOp(TensorOp):
-    """``tensor.scan``: see the module docstring."""
+    """A loop over ``n_steps`` steps whose body (a region of tensor ops) computes each output's
+    next step from the sequences' rows, the outputs' earlier steps (taps) and the
+    non-sequences; each result is an output's history. Operands: ``n_steps``, sequences,
+    initial states (rows), non-sequences."""
 
     name = "tensor.scan"
     traits = frozenset({PURE, ISOLATED, HAS_CANONICALIZATION_PATTERNS})

@@ -18,6 +18,9 @@ buffers.
   is below ``n_steps`` and the condition the body computed is false, and the results are the
   views of the rows written.
 
+On a GPU (an op placed on a device) the rule refuses the op with that reason: its step's
+kernels would have to be launched from a host loop, which the GPU backend does not do yet.
+
 Run-time checks (``n_steps`` at least 0, sequences long enough, initial states with enough
 rows) are asserts before the loop; checks of the body's ops, and that each fed-back step keeps
 its state's shape, are asserts in the loop body, at its top level.
@@ -87,6 +90,10 @@ def _step_value(ctx: FunctionLowering, b: Builder, type, buffer, row, sizes) -> 
 
 @BUFFERIZE.register(ScanOp)
 def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
+    if ctx.space != "host":
+        raise PassFailure(f"bufferize: {ctx.where()} is not supported on the GPU: the step's "
+                          f"kernels would have to be launched from a host loop, which the GPU "
+                          f"backend does not do yet", op)
     layout = op.layout
     ix = ctx.ix
     seqs, inits, non_seqs = op.split_operands()
