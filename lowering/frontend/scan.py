@@ -18,6 +18,7 @@ its value after the last step.
 """
 from __future__ import annotations
 
+import inspect
 from collections import OrderedDict
 
 import numpy as np
@@ -168,6 +169,23 @@ def _placeholder(type, like: TensorVariable | None, row: bool) -> TensorVariable
     return var
 
 
+def _check_arity(fn, count: int, error) -> None:
+    """Fail, naming fn's signature, when fn cannot take the ``count`` arguments scan passes."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: let the call say
+        return
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        takes = [p for p in signature.parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                 and p.default is p.empty]
+        raise error(f"fn takes {len(takes)} positional argument{'s' * (len(takes) != 1)} but "
+                    f"scan passes {count} (the sequences' taps, then the fed-back outputs' "
+                    f"taps, then the non-sequences)", type_error=True) from None
+
+
 def _split_return(ret, error):
     """fn's outputs, updates and stop condition, from any of the forms Theano accepts:
     outputs; updates; ``until``; and tuples of them in any order."""
@@ -245,6 +263,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     args += [a for k in sorted(out_args) for a in out_args[k]]
     args += non_seqs
 
+    _check_arity(fn, len(args), error)
     ret = fn(*args)
     outputs, updates, condition = _split_return(ret, error)
     outputs = [_variable(o, error, f"output #{i} of fn") for i, o in enumerate(outputs)]

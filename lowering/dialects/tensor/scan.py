@@ -370,11 +370,11 @@ def steps_of(op: ScanOp, args) -> int:
     for k, init in zip(layout.fed_back, list(args)[inits]):
         if np.shape(init)[0] < layout.depth(k):
             raise ValueError(f"output #{k} reads {layout.depth(k)} steps back but its initial "
-                             f"state has {np.shape(init)[0]} rows")
+                             f"state (outputs_info[{k}]) has {np.shape(init)[0]} rows")
     for k, seq in enumerate(list(args)[seqs]):
         need = n + layout.span(k)
         if np.shape(seq)[0] < need:
-            raise ValueError(f"sequence #{k} has {np.shape(seq)[0]} rows; {n} steps with taps "
+            raise ValueError(f"sequences[{k}] has {np.shape(seq)[0]} rows; {n} steps with taps "
                              f"{list(layout.sequence_taps[k])} need {need}")
     return n
 

@@ -103,8 +103,8 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
     for k, seq in enumerate(seqs):
         length = ctx.size(seq, 0)
         need = ix.add(n, layout.span(k))
-        ctx.check(ix.ge(length, need), f"sequence #{k} is shorter than n_steps plus the span "
-                                       f"of its taps {list(layout.sequence_taps[k])}")
+        ctx.check(ix.ge(length, need), f"sequences[{k}] is shorter than n_steps plus the "
+                                       f"span of its taps {list(layout.sequence_taps[k])}")
         seq_lengths.append(length)
     last_only = op.kept_last()
     until = op.flag("until")
@@ -114,8 +114,9 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
     for k, init in zip(layout.fed_back, inits):
         depth = layout.depth(k)
         init_sizes = ctx.sizes(init)
-        ctx.check(ix.ge(init_sizes[0], depth), f"the initial state of output #{k} has fewer "
-                                                f"than the {depth} rows its taps read")
+        ctx.check(ix.ge(init_sizes[0], depth), f"the initial state of output #{k} "
+                                                f"(outputs_info[{k}]) has fewer than the {depth} "
+                                                f"rows its taps read")
         state_sizes = init_sizes[1:]
         rows = depth + 1 if last_only[k] else ix.add(n, depth)
         history_t = op.results[k].type
