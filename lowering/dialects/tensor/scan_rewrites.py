@@ -4,6 +4,12 @@
   non-sequences (and constants) compute the same value at every step; they move before the
   scan, whose new non-sequences are their results. Non-sequences the body no longer reads are
   dropped.
+- **Products over whole sequences** (``push_out_sequence_products``): ``dot(A, x_t)`` of a
+  loop-invariant ``A`` and a sequence's row becomes a row of one matrix product computed
+  before the loop.
+- **Sums after the loop** (``sum_accumulators_after_the_loop``): an output that only adds a
+  per-step outer product or vector (a gradient summed over the steps) becomes one matrix
+  product (or sum) of the steps' factors after the loop.
 - **Keeping only the last step** (``keep_only_last_step``): an output whose history nobody
   reads (every use is ``out[-1]``, or there is none) is marked ``last_only``, so that
   bufferization keeps one step of it (two for a recurrence: a ring of ``depth + 1`` rows)
@@ -16,12 +22,18 @@ True
 from __future__ import annotations
 
 from lowering.ir.attributes import ArrayAttr, BoolAttr
-from lowering.ir.core import PURE, Operation, Region, Value
+from lowering.ir.core import PURE, BlockArgument, Operation, Region, Value
+from lowering.ir.location import default_location
+from lowering.ir.types import TensorType
 
 from .base import ConstantOp
 from .canonical import canonical
+from .elementwise import AddOp, MulOp
 from .indexing import Index, Slice, SubtensorOp
-from .scan import ScanOp, ScanYieldOp
+from .linalg import DotOp
+from .reduction import SumOp
+from .scan import ScanLayout, ScanOp, ScanYieldOp, _int_lists, history_type, state_types
+from .shape_ops import DimShuffleOp
 
 
 def _invariant_ops(op: ScanOp) -> tuple[list[Operation], set[Value]]:
@@ -123,3 +135,208 @@ def keep_only_last_step(op: ScanOp, rewriter) -> bool:
     if changed:
         rewriter.set_attribute(op, "last_only", ArrayAttr(tuple(BoolAttr(b) for b in last)))
     return changed
+
+
+# ---------------------------------------------------------------------------------------------
+# Work on whole sequences instead of one row per step
+
+
+def _insert_arg(block, index: int, type) -> BlockArgument:
+    arg = BlockArgument(type, block, index, None)
+    block.args.insert(index, arg)
+    for i, a in enumerate(block.args):
+        a.index = i
+    return arg
+
+
+def _rebuilt(op: ScanOp, rewriter, operands, sequence_taps, output_taps, last_only,
+             results_from_old, replace: bool = True) -> ScanOp:
+    """A scan like ``op`` over ``operands`` with these attributes, taking over its body block
+    (already changed to match); old result ``i`` is replaced by new result
+    ``results_from_old[i]`` (None: it must have no uses left)."""
+    block = op.body.block
+    block.parent.blocks.remove(block)
+    block.parent = None
+    attributes = dict(op.attributes)
+    attributes["sequence_taps"] = _int_lists(sequence_taps)
+    attributes["output_taps"] = _int_lists(output_taps)
+    attributes.pop("last_only", None)
+    if any(last_only):
+        attributes["last_only"] = ArrayAttr(tuple(BoolAttr(b) for b in last_only))
+    yielded = [v.type for v in block.last_op.operands]
+    layout = ScanLayout(tuple(map(tuple, sequence_taps)), tuple(map(tuple, output_taps)), 0)
+    fixed = 1 + layout.num_sequences + len(layout.fed_back)
+    layout = ScanLayout(layout.sequence_taps, layout.output_taps, len(operands) - fixed)
+    types = [history_type(t) for t in state_types(layout, [v.type for v in operands], yielded,
+                                                  until=op.flag("until"))]
+    new = ScanOp.create(operands, types, attributes, [Region([block])], location=op.location)
+    rewriter.insert_op_before(new, op)
+    if replace:
+        _replace_results(op, new, rewriter, results_from_old)
+    return new
+
+
+def _replace_results(op: ScanOp, new: ScanOp, rewriter, results_from_old) -> None:
+    rewriter.replace_op(op, [new.results[i] if i is not None else None
+                             for i in results_from_old])
+
+
+def _sequence_arg_positions(op: ScanOp) -> dict:
+    """Body argument -> (sequence index, tap) for the sequences' row arguments."""
+    positions, index = {}, 0
+    block = op.body.block
+    for k, taps in enumerate(op.layout.sequence_taps):
+        for tap in taps:
+            positions[block.args[index]] = (k, tap)
+            index += 1
+    return positions
+
+
+@canonical(ScanOp)
+def push_out_sequence_products(op: ScanOp, rewriter) -> bool:
+    """``dot(A, x_t)`` (or ``dot(x_t, A)``) of a loop-invariant matrix ``A`` and a sequence's
+    row becomes a row of one product over the whole sequence, computed before the loop (one
+    matrix product instead of a matrix-vector product per step)."""
+    layout = op.layout
+    if op.flag("until"):
+        return False
+    block = op.body.block
+    rows = _sequence_arg_positions(op)
+    _, invariant = _invariant_ops(op)
+    non_seq_start = len(block.args) - layout.num_non_sequences
+    outer = dict(zip(block.args[non_seq_start:], op.operands[len(op.operands)
+                                                             - layout.num_non_sequences:]))
+    for inner in block.ops:
+        if not isinstance(inner, DotOp) or inner.result.type.rank != 1:
+            continue
+        a, b = inner.operands
+        if b in rows and a in outer and a.type.rank == 2 and b.type.rank == 1:
+            row, matrix, row_first = b, outer[a], False
+        elif a in rows and b in outer and b.type.rank == 2 and a.type.rank == 1:
+            row, matrix, row_first = a, outer[b], True
+        else:
+            continue
+        k, tap = rows[row]
+        seqs, _, _ = op.split_operands()
+        sequence = seqs[k]
+        with default_location(inner.location):
+            right = matrix if row_first else DimShuffleOp.build(matrix, [1, 0]).result
+            product = DotOp.build(sequence, right)
+            ops = [o for o in (right.op if right is not matrix else None, product) if o]
+            shift = tap - min(layout.sequence_taps[k])
+            whole = product.result
+            if shift:
+                key = (slice(None, -shift),) if op.flag("go_backwards") else (slice(shift, None),)
+                shifted = SubtensorOp.build(whole, key)
+                ops.append(shifted)
+                whole = shifted.result
+        for new_op in ops:
+            rewriter.insert_op_before(new_op, op)
+        # The new sequence comes after the others, read at tap 0.
+        position = sum(len(t) for t in layout.sequence_taps)
+        arg = _insert_arg(block, position, TensorType(whole.type.shape[1:], whole.type.element))
+        inner.result.replace_all_uses_with(arg)
+        inner.erase()
+        operands = list(op.operands)
+        operands.insert(1 + layout.num_sequences, whole)
+        _rebuilt(op, rewriter, operands, [*layout.sequence_taps, (0,)], layout.output_taps,
+                 op.kept_last(), list(range(len(op.results))))
+        return True
+    return False
+
+
+def _outer_factors(value: Value):
+    """``(a, b)`` when ``value`` is ``a[:, None] * b[None, :]`` (an outer product of vectors)."""
+    owner = getattr(value, "op", None)
+    if not isinstance(owner, MulOp) or value.type.rank != 2:
+        return None
+    factors = []
+    for operand, pattern in zip(owner.operands, ([0, -1], [-1, 0])):
+        shuffle = getattr(operand, "op", None)
+        if not isinstance(shuffle, DimShuffleOp) or list(shuffle.pattern) != pattern:
+            return None
+        factors.append(shuffle.operands[0])
+    return tuple(factors)
+
+
+@canonical(ScanOp)
+def sum_accumulators_after_the_loop(op: ScanOp, rewriter) -> bool:
+    """An output that only sums a per-step term (``acc + g``, read only at its last step, the
+    sum of a gradient over the steps) is computed after the loop: an outer product
+    ``a[:, None] * b[None, :]`` per step becomes one matrix product of the steps' ``a`` and
+    ``b``, a vector term the sum of its steps; the loop no longer carries the sum."""
+    layout = op.layout
+    if op.flag("until"):
+        return False
+    block = op.body.block
+    yielded = op.yielded
+    last = op.kept_last()
+    state_args, index = {}, sum(len(t) for t in layout.sequence_taps)
+    for k in layout.fed_back:
+        for _ in layout.output_taps[k]:
+            state_args.setdefault(k, []).append(block.args[index])
+            index += 1
+    _, inits, _ = op.split_operands()
+    init_of = dict(zip(layout.fed_back, inits))
+    for k in layout.fed_back:
+        if layout.output_taps[k] != (-1,) or not last[k]:
+            continue
+        (state,) = state_args[k]
+        total = yielded[k]
+        add = getattr(total, "op", None)
+        if not isinstance(add, AddOp) or state not in add.operands or len(state.uses) != 1 \
+                or len(total.uses) != 1 or add.parent is not block:
+            continue
+        term = add.operands[1] if add.operands[0] is state else add.operands[0]
+        if term.type != total.type:
+            continue
+        factors = _outer_factors(term)
+        if factors is None and term.type.rank > 1:
+            continue
+        if not op.results[k].uses or not all(_reads_last_row(use.op, op.results[k])
+                                             for use in op.results[k].uses):
+            continue
+        steps_values = list(factors) if factors is not None else [term]
+        # Outputs: each per-step value, not fed back.
+        terminator = block.last_op
+        values = list(terminator.operands)
+        del values[k]
+        cond = values.pop() if op.flag("until") else None
+        values += steps_values
+        if cond is not None:
+            values.append(cond)
+        terminator.set_operands(values)
+        add.erase()
+        block.erase_arg(state)
+        operands = list(op.operands)
+        operands.remove(init_of[k])
+        output_taps = [t for i, t in enumerate(layout.output_taps) if i != k] + \
+            [()] * len(steps_values)
+        kept = [b for i, b in enumerate(last) if i != k] + [False] * len(steps_values)
+        uses = [use.op for use in op.results[k].uses]
+        mapping = [None if i == k else i - (i > k) for i in range(len(op.results))]
+        new = _rebuilt(op, rewriter, operands, layout.sequence_taps, output_taps, kept, mapping,
+                       replace=False)
+        histories = new.results[len(new.results) - len(steps_values):]
+        with default_location(add.location):
+            initial = SubtensorOp.build(init_of[k], (0,))
+            made = [initial]
+            if factors is not None:
+                left = DimShuffleOp.build(histories[0], [1, 0])
+                product = DotOp.build(left.result, histories[1])
+                made += [left, product]
+                summed = product.result
+            else:
+                reduced = SumOp.build(histories[0], axes=[0])
+                made.append(reduced)
+                summed = reduced.result
+            final = AddOp.build(initial.result, summed)
+            made.append(final)
+        anchor = uses[0]
+        for new_op in made:
+            rewriter.insert_op_before(new_op, anchor)
+        for user in uses:
+            rewriter.replace_op(user, [final.result])
+        _replace_results(op, new, rewriter, mapping)
+        return True
+    return False
