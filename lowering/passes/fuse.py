@@ -447,11 +447,12 @@ def fuse_block(block: Block, max_inputs: int = 32, report: FuseReport | None = N
 
 
 def fuse_module(module: Operation, max_inputs: int = 32) -> FuseReport:
-    """Fuse every function of ``module``; the report says what was fused and where it stopped."""
+    """Fuse every function of ``module`` (and every loop body, ``tensor.scan``'s); the report
+    says what was fused and where it stopped."""
     report = FuseReport()
     rewriter = Rewriter()
     for op in list(module.walk()):
-        if op.name == "func.func":
+        if op.name in ("func.func", "tensor.scan"):
             for region in op.regions:
                 for block in region.blocks:
                     fuse_block(block, max_inputs, report, rewriter)

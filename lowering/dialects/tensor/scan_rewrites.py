@@ -340,3 +340,30 @@ def sum_accumulators_after_the_loop(op: ScanOp, rewriter) -> bool:
         _replace_results(op, new, rewriter, mapping)
         return True
     return False
+
+
+@canonical(ScanOp)
+def drop_unused_sequences(op: ScanOp, rewriter) -> bool:
+    """A sequence none of whose rows the body reads any more (its work moved before the loop)
+    is no longer an operand; another sequence or ``n_steps`` still gives the number of steps."""
+    layout = op.layout
+    block = op.body.block
+    index, unused = 0, []
+    for k, taps in enumerate(layout.sequence_taps):
+        args = block.args[index:index + len(taps)]
+        index += len(taps)
+        if not any(a.uses for a in args):
+            unused.append((k, args))
+    if not unused:
+        return False
+    dropped = {k for k, _ in unused}
+    for _, args in unused:
+        for arg in args:
+            block.erase_arg(arg)
+    seqs, _, _ = op.split_operands()
+    operands = [v for i, v in enumerate(op.operands) if i < 1 or i > len(seqs)
+                or (i - 1) not in dropped]
+    taps = [t for k, t in enumerate(layout.sequence_taps) if k not in dropped]
+    _rebuilt(op, rewriter, operands, taps, layout.output_taps, op.kept_last(),
+             list(range(len(op.results))))
+    return True

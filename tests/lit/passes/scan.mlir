@@ -1,0 +1,84 @@
+// RUN: lowering-opt %s --split-input-file -p canonicalize,fuse | filecheck %s
+// RUN: lowering-opt %s --split-input-file -p canonicalize,fuse,bufferize | filecheck %s --check-prefix=LOOPS
+
+// Loop-invariant code moves before the scan; the body is fused like any graph; an output read
+// only at its last step keeps one step.
+// CHECK-LABEL: func.func @invariant_fused_last
+// CHECK: %e = tensor.exp %b
+// CHECK: tensor.scan %n, %xs, %h0, %e attributes {{.*}}last_only = [true]
+// CHECK-NOT: tensor.exp
+// CHECK: tensor.fused %x, %h, %e
+// CHECK: scalar.add
+// CHECK-NEXT: scalar.mul
+// CHECK: tensor.scan_yield
+// The loop allocates nothing per step: its temporaries are made before it, the history of
+// the recurrence is a ring of two rows.
+// LOOPS-LABEL: func.func @invariant_fused_last
+// LOOPS: %[[TWO:.*]] = scalar.constant 2 : index
+// LOOPS: loops.alloc(%[[TWO]],
+// LOOPS: loops.alloc
+// LOOPS: loops.for
+// LOOPS-NOT: loops.alloc
+// LOOPS: scalar.mod {{.*}}, %[[TWO]] : index
+// LOOPS-NOT: loops.alloc
+// LOOPS: {{^      }}loops.yield
+// LOOPS-NEXT: {{^    }}}
+// LOOPS: func.return
+func.func @invariant_fused_last(%n: tensor<i64>, %xs: tensor<?x?xf32>, %h0: tensor<1x?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
+  %r = tensor.scan %n, %xs, %h0, %b attributes {sequence_taps = [[0]], output_taps = [[-1]]} : (tensor<i64>, tensor<?x?xf32>, tensor<1x?xf32>, tensor<?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%x: tensor<?xf32>, %h: tensor<?xf32>, %bias: tensor<?xf32>):
+    %e = tensor.exp %bias : tensor<?xf32>
+    %s = tensor.add %x, %h : tensor<?xf32>
+    %t = tensor.mul %s, %e : tensor<?xf32>
+    tensor.scan_yield %t : tensor<?xf32>
+  }
+  %last = tensor.subtensor %r[] [["index", -1]] : (tensor<?x?xf32>) -> tensor<?xf32>
+  func.return %last : tensor<?xf32>
+}
+
+// -----
+
+// A product of a loop-invariant matrix and a sequence's row is one product over the whole
+// sequence, before the loop; the body reads its rows, and no longer those of %xs.
+// CHECK-LABEL: func.func @sequence_product
+// CHECK: %[[T:.*]] = tensor.dimshuffle %u [1, 0]
+// CHECK: %[[P:.*]] = tensor.dot %xs, %[[T]]
+// CHECK: tensor.scan %n, %[[P]], %h0 attributes {sequence_taps = [[0 : i64]]
+// CHECK-NOT: tensor.dot
+// CHECK: tensor.scan_yield
+func.func @sequence_product(%n: tensor<i64>, %xs: tensor<?x?xf32>, %h0: tensor<1x?xf32>, %u: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = tensor.scan %n, %xs, %h0, %u attributes {sequence_taps = [[0]], output_taps = [[-1]]} : (tensor<i64>, tensor<?x?xf32>, tensor<1x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32> {
+  ^bb0(%x: tensor<?xf32>, %h: tensor<?xf32>, %m: tensor<?x?xf32>):
+    %p = tensor.dot %m, %x : (tensor<?x?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    %s = tensor.add %p, %h : tensor<?xf32>
+    tensor.scan_yield %s : tensor<?xf32>
+  }
+  func.return %r : tensor<?x?xf32>
+}
+
+// -----
+
+// A sum of per-step outer products (a weight's gradient) is one matrix product after the
+// loop, which no longer carries it.
+// CHECK-LABEL: func.func @summed_outer_products
+// CHECK: %[[R:.*]]:2 = tensor.scan %n, %xs, %ys attributes {sequence_taps = [[0 : i64], [0 : i64]], output_taps = [[], []]}
+// CHECK: tensor.scan_yield %a, %c
+// CHECK: tensor.subtensor %g0[] [["index", 0]]
+// CHECK: %[[AT:.*]] = tensor.dimshuffle %[[R]]#0 [1, 0]
+// CHECK: %[[D:.*]] = tensor.dot %[[AT]], %[[R]]#1
+// CHECK: %last = tensor.add {{.*}}, %[[D]]
+// CHECK-NEXT: func.return %last
+func.func @summed_outer_products(%n: tensor<i64>, %xs: tensor<?x?xf32>, %ys: tensor<?x?xf32>, %g0: tensor<1x?x?xf32>) -> tensor<?x?xf32> {
+  %r = tensor.scan %n, %xs, %ys, %g0 attributes {sequence_taps = [[0], [0]], output_taps = [[-1]]} : (tensor<i64>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<1x?x?xf32>) -> tensor<?x?x?xf32> {
+  ^bb0(%x: tensor<?xf32>, %y: tensor<?xf32>, %acc: tensor<?x?xf32>):
+    %a = tensor.exp %x : tensor<?xf32>
+    %c = tensor.neg %y : tensor<?xf32>
+    %col = tensor.dimshuffle %a [0, -1] : tensor<?xf32> -> tensor<?x1xf32>
+    %row = tensor.dimshuffle %c [-1, 0] : tensor<?xf32> -> tensor<1x?xf32>
+    %outer = tensor.mul %col, %row : tensor<?x1xf32>, tensor<1x?xf32>
+    %next = tensor.add %acc, %outer : tensor<?x?xf32>
+    tensor.scan_yield %next : tensor<?x?xf32>
+  }
+  %last = tensor.subtensor %r[] [["index", -1]] : (tensor<?x?x?xf32>) -> tensor<?x?xf32>
+  func.return %last : tensor<?x?xf32>
+}
