@@ -170,3 +170,16 @@ def test_logreg_with_shared_data_trains_in_float32():
     np.testing.assert_allclose(xent, want_xent, rtol=1e-4)
     np.testing.assert_allclose(example.w.get_value(), want_w, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(example.b.get_value(), want_b, rtol=1e-4)
+
+
+# -- an Elman network trained with backpropagation through time (scan) ---------------------------
+
+
+def test_rnn_bptt_example_learns_the_next_value_of_the_wave():
+    with theano.config.change_flags(floatX=theano.config.floatX):
+        example = load("rnn_bptt")
+    assert example.train.executor_name == "cpu"
+    losses = example.main(120, report=0)
+    assert losses[-1] < losses[0] / 5
+    predicted = example.predict(example.inputs)
+    assert predicted.shape == example.targets.shape
