@@ -7,6 +7,9 @@
 - **Products over whole sequences** (``push_out_sequence_products``): ``dot(A, x_t)`` of a
   loop-invariant ``A`` and a sequence's row becomes a row of one matrix product computed
   before the loop.
+- **Maps over whole sequences** (``push_out_sequence_maps``): an elementwise op of sequence
+  rows and loop-invariant values (``U x_t + b``) becomes a row of the same op over the whole
+  sequences, before the loop.
 - **Sums after the loop** (``sum_accumulators_after_the_loop``): an output that only adds a
   per-step outer product or vector (a gradient summed over the steps) becomes one matrix
   product (or sum) of the steps' factors after the loop.
@@ -22,18 +25,19 @@ True
 from __future__ import annotations
 
 from lowering.ir.attributes import ArrayAttr, BoolAttr
-from lowering.ir.core import PURE, BlockArgument, Operation, Region, Value
+from lowering.ir.core import PURE, BlockArgument, Operation, Region, Value, VerifyError
 from lowering.ir.location import default_location
-from lowering.ir.types import TensorType
+from lowering.ir.types import I64, TensorType
 
 from .base import ConstantOp
 from .canonical import canonical
-from .elementwise import AddOp, MulOp
+from .elementwise import AddOp, CastOp, ElementwiseOp, MulOp, SubOp
+from .fused import _detached_ops
 from .indexing import Index, Slice, SubtensorOp
 from .linalg import DotOp
 from .reduction import SumOp
 from .scan import ScanLayout, ScanOp, ScanYieldOp, _int_lists, history_type, state_types
-from .shape_ops import DimShuffleOp
+from .shape_ops import DimShuffleOp, ShapeIOp, scalar_constant
 
 
 def _invariant_ops(op: ScanOp) -> tuple[list[Operation], set[Value]]:
@@ -366,4 +370,145 @@ def drop_unused_sequences(op: ScanOp, rewriter) -> bool:
     taps = [t for k, t in enumerate(layout.sequence_taps) if k not in dropped]
     _rebuilt(op, rewriter, operands, taps, layout.output_taps, op.kept_last(),
              list(range(len(op.results))))
+    return True
+
+
+def _whole_rows(op: ScanOp, k: int, tap: int) -> list[Operation]:
+    """The new ops slicing sequence ``k`` to the ``n_steps`` rows that tap ``tap`` reads, in
+    reading order (the last op's result is the slice)."""
+    layout = op.layout
+    seqs, _, _ = op.split_operands()
+    n = op.n_steps
+    if n.type.element != I64:
+        n = CastOp.build(n, I64).result
+    shift = scalar_constant(tap - min(layout.sequence_taps[k]), I64)
+    if op.flag("go_backwards"):
+        stop = SubOp.build(ShapeIOp.build(seqs[k], 0).result, shift).result
+        key = (slice(SubOp.build(stop, n).result, stop),)
+    else:
+        key = (slice(shift, AddOp.build(n, shift).result),)
+    return _detached_ops([SubtensorOp.build(seqs[k], key).result])
+
+
+@canonical(ScanOp)
+def push_out_sequence_maps(op: ScanOp, rewriter) -> bool:
+    """An elementwise op of sequence rows and loop-invariant values (``U x_t + b``) becomes a
+    row of the same op over the whole sequences, computed before the loop."""
+    layout = op.layout
+    if op.flag("until"):
+        return False
+    block = op.body.block
+    rows = _sequence_arg_positions(op)
+    count = layout.num_non_sequences
+    outer = dict(zip(block.args[len(block.args) - count:],
+                     op.operands[len(op.operands) - count:])) if count else {}
+    for inner in block.ops:
+        if not isinstance(inner, ElementwiseOp) or inner.attributes or \
+                not any(v in rows for v in inner.operands):
+            continue
+        if not all(v in rows or v in outer or isinstance(getattr(v, "op", None), ConstantOp)
+                   for v in inner.operands):
+            continue
+        made, operands = [], []
+        with default_location(inner.location):
+            for v in inner.operands:
+                if v in rows:
+                    sliced = _whole_rows(op, *rows[v])
+                    made += sliced
+                    operands.append(sliced[-1].result)
+                    continue
+                value = outer.get(v)
+                if value is None:  # a constant of the body
+                    clone = v.op.clone()
+                    made.append(clone)
+                    value = clone.result
+                shuffle = DimShuffleOp.build(value, ["x", *range(value.type.rank)])
+                made.append(shuffle)
+                operands.append(shuffle.result)
+            try:
+                whole = type(inner).build(*operands)
+            except VerifyError:
+                continue
+            made.append(whole)
+        for new_op in made:
+            rewriter.insert_op_before(new_op, op)
+        position = sum(len(t) for t in layout.sequence_taps)
+        arg = _insert_arg(block, position, TensorType(whole.result.type.shape[1:],
+                                                      whole.result.type.element))
+        if arg.type != inner.result.type:
+            block.args.remove(arg)
+            for i, a in enumerate(block.args):
+                a.index = i
+            for new_op in reversed(made):
+                new_op.erase()
+            continue
+        inner.result.replace_all_uses_with(arg)
+        inner.erase()
+        operands = list(op.operands)
+        operands.insert(1 + layout.num_sequences, whole.result)
+        _rebuilt(op, rewriter, operands, [*layout.sequence_taps, (0,)], layout.output_taps,
+                 op.kept_last(), list(range(len(op.results))))
+        return True
+    return False
+
+
+@canonical(ScanOp)
+def forward_sequence_rows(op: ScanOp, rewriter) -> bool:
+    """An output that is a sequence's row at each step (not fed back) is that sequence's rows:
+    its readers read the slice of the sequence instead. Only where ``n_steps`` is that
+    sequence's length (the scan would check nothing more)."""
+    layout = op.layout
+    if op.flag("until"):
+        return False
+    rows = _sequence_arg_positions(op)
+    seqs, _, _ = op.split_operands()
+    for k, value in enumerate(op.yielded[:len(layout.output_taps)]):
+        result = op.results[k]
+        if layout.output_taps[k] or value not in rows or not result.uses:
+            continue
+        sequence, tap = rows[value]
+        if not _is_length_of(op.n_steps, seqs[sequence]) or layout.span(sequence):
+            continue
+        with default_location(op.location):
+            made = _whole_rows(op, sequence, tap)
+            if op.flag("go_backwards"):  # the rows in the order the steps read them
+                made += _detached_ops([SubtensorOp.build(made[-1].result,
+                                                         (slice(None, None, -1),)).result])
+            if op.kept_last()[k]:  # the last row, as a history of at most one row
+                last = made[-1].result
+                made += _detached_ops([SubtensorOp.build(last, (slice(-1, None),)).result])
+        if made[-1].result.type != result.type:
+            continue
+        for new_op in made:
+            rewriter.insert_op_before(new_op, op)
+        rewriter.replace_all_uses_with(result, made[-1].result)
+        return True
+    return False
+
+
+def _is_length_of(n: Value, sequence: Value) -> bool:
+    owner = getattr(n, "op", None)
+    if isinstance(owner, CastOp):
+        owner = getattr(owner.operands[0], "op", None)
+    return isinstance(owner, ShapeIOp) and owner.operands[0] is sequence and owner.axis == 0
+
+
+@canonical(ScanOp)
+def drop_unused_outputs(op: ScanOp, rewriter) -> bool:
+    """Outputs that are not fed back and that nothing reads are not computed."""
+    layout = op.layout
+    dead = [k for k, taps in enumerate(layout.output_taps)
+            if not taps and not op.results[k].uses]
+    if not dead:
+        return False
+    terminator = op.body.block.last_op
+    values = [v for k, v in enumerate(terminator.operands) if k not in dead]
+    terminator.set_operands(values)
+    taps = [t for k, t in enumerate(layout.output_taps) if k not in dead]
+    kept = [b for k, b in enumerate(op.kept_last()) if k not in dead]
+    mapping, index = [], 0
+    for k in range(len(op.results)):
+        mapping.append(None if k in dead else index)
+        index += k not in dead
+    _rebuilt(op, rewriter, list(op.operands), layout.sequence_taps, taps, kept, mapping)
     return True

@@ -59,10 +59,14 @@ func.func @sequence_product(%n: tensor<i64>, %xs: tensor<?x?xf32>, %h0: tensor<1
 // -----
 
 // A sum of per-step outer products (a weight's gradient) is one matrix product after the
-// loop, which no longer carries it.
+// loop, which no longer carries it; maps of the sequences' rows run over whole sequences
+// before the loop, which only passes their rows on.
 // CHECK-LABEL: func.func @summed_outer_products
-// CHECK: %[[R:.*]]:2 = tensor.scan %n, %xs, %ys attributes {sequence_taps = [[0 : i64], [0 : i64]], output_taps = [[], []]}
-// CHECK: tensor.scan_yield %a, %c
+// CHECK: %[[A:.*]] = tensor.exp
+// CHECK: %[[C:.*]] = tensor.neg
+// CHECK: %[[R:.*]]:2 = tensor.scan %n, %[[A]], %[[C]] attributes {sequence_taps = [[0 : i64], [0 : i64]], output_taps = [[], []]}
+// CHECK-NEXT: ^bb0(%[[ROW_A:.*]]: tensor<?xf32>, %[[ROW_C:.*]]: tensor<?xf32>):
+// CHECK-NEXT: tensor.scan_yield %[[ROW_A]], %[[ROW_C]]
 // CHECK: tensor.subtensor %g0[] [["index", 0]]
 // CHECK: %[[AT:.*]] = tensor.dimshuffle %[[R]]#0 [1, 0]
 // CHECK: %[[D:.*]] = tensor.dot %[[AT]], %[[R]]#1
