@@ -155,3 +155,26 @@ def test_return_list_and_scan_module_names():
     assert isinstance(outs, list) and len(outs) == 1
     assert theano.scan_module.scan is theano.scan
     assert theano.scan_module.until is until
+
+
+def test_debug_mode_checks_every_pass_on_a_scan_and_its_gradient():
+    xs, h0 = T.dmatrix("xs"), T.dvector("h0")
+    W = theano.shared(np.eye(3) * 0.5, name="W")
+    h, _ = theano.scan(lambda x, h: T.tanh(T.dot(W, h) + 2 * x), sequences=xs, outputs_info=h0)
+    cost = h[-1].sum() + h.sum()
+    f = theano.function([xs, h0], [h[-1], *T.grad(cost, [W, xs])], mode="DebugMode")
+    g = theano.function([xs, h0], [h[-1], *T.grad(cost, [W, xs])], mode="FAST_RUN")
+    args = (rng(4).normal(size=(5, 3)), rng(5).normal(size=3))
+    for a, b in zip(f(*args), g(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_the_gpu_backend_refuses_a_scan_with_its_reason():
+    from lowering.config import config
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        xs, h0 = T.fmatrix("xs"), T.fvector("h0")
+        h, _ = theano.scan(lambda x, h: T.tanh(h + x), sequences=xs, outputs_info=h0)
+        with pytest.raises(Exception, match=r"tensor.scan at \S+:\d+:\d+ is not supported on the "
+                                            r"GPU: the step's kernels would have to be launched "
+                                            r"from a host loop"):
+            theano.function([xs, h0], h)
