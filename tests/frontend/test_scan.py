@@ -4,6 +4,8 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lowering as theano
 import lowering.tensor as T
@@ -178,3 +180,81 @@ def test_the_gpu_backend_refuses_a_scan_with_its_reason():
                                             r"GPU: the step's kernels would have to be launched "
                                             r"from a host loop"):
             theano.function([xs, h0], h)
+
+
+@settings(max_examples=12, deadline=None)
+@given(steps=st.integers(0, 5), out_taps=st.sampled_from([[-1], [-2, -1], [-3, -1]]),
+       seq_taps=st.sampled_from([[0], [-1, 0], [0, 2]]), backwards=st.booleans(),
+       last_only=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_compiled_scans_match_the_interpreter(steps, out_taps, seq_taps, backwards, last_only,
+                                              seed):
+    depth, span = -min(out_taps), max(seq_taps) - min(seq_taps)
+    # Taps [-1] take the state itself as initial value; deeper taps its earlier rows.
+    xs, W = T.dmatrix("xs"), T.dmatrix("W")
+    init = T.dmatrix("init") if depth > 1 else T.dvector("init")
+
+    def step(*args):
+        rows, states, w = args[:len(seq_taps)], args[len(seq_taps):-1], args[-1]
+        total = sum(rows[1:], rows[0]) * 0.5
+        for k, s in enumerate(states):
+            total = total + T.dot(w, s) / (k + 2)
+        return T.tanh(total), total.sum()
+
+    (h, s), _ = theano.scan(step, sequences={"input": xs, "taps": seq_taps},
+                            outputs_info=[{"initial": init, "taps": out_taps}, None],
+                            non_sequences=W, go_backwards=backwards)
+    outs = [h[-1], s[-1]] if last_only and steps else [h, s]
+    r = rng(seed)
+    args = [r.normal(size=(steps + span + 1, 3)),
+            r.normal(size=(depth, 3) if depth > 1 else 3), r.normal(size=(3, 3))]
+    compiled = theano.function([xs, init, W], outs, mode="FAST_RUN")(*args)
+    interpreted = theano.function([xs, init, W], outs, mode="INTERP")(*args)
+    for a, b in zip(compiled, interpreted):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_training_step_updating_weights_the_scan_reads(mode):
+    xs = T.dmatrix("xs")
+    W = theano.shared(np.eye(3) * 0.3, name="W")
+    b = theano.shared(np.zeros(3), name="b")
+    h, _ = theano.scan(lambda x, h: T.tanh(T.dot(W, h) + x + b), sequences=xs,
+                       outputs_info=T.zeros((3,), dtype="float64"))
+    cost = (h ** 2).sum()
+    gW, gb = T.grad(cost, [W, b])
+    train = theano.function([xs], cost, updates=[(W, W - 0.1 * gW), (b, b - 0.1 * gb)],
+                            mode=mode)
+    X = rng(7).normal(size=(4, 3))
+    first = train(X)
+    second = train(X)
+    assert second < first
+    # The same two steps by NumPy.
+    w, bias = np.eye(3) * 0.3, np.zeros(3)
+    for _ in range(2):
+        hs, hh = [], np.zeros(3)
+        for x in X:
+            hh = np.tanh(w @ hh + x + bias)
+            hs.append(hh)
+        gw, gbias, carried = np.zeros((3, 3)), np.zeros(3), np.zeros(3)
+        for t in range(3, -1, -1):
+            dz = (2 * hs[t] + carried) * (1 - hs[t] ** 2)
+            gw += np.outer(dz, hs[t - 1] if t else np.zeros(3))
+            gbias += dz
+            carried = w.T @ dz
+        w, bias = w - 0.1 * gw, bias - 0.1 * gbias
+    np.testing.assert_allclose(W.get_value(), w, rtol=1e-10)
+    np.testing.assert_allclose(b.get_value(), bias, rtol=1e-10)
+
+
+def test_the_optimized_ir_of_scans_prints_and_parses_back():
+    from lowering.ir.parser import parse_module
+    from lowering.ir.printer import print_op
+    x0 = T.dscalar("x0")
+    xs = T.dvector("xs")
+    vals, _ = theano.scan(lambda v, p: (p + v, until(p > 3)), sequences=xs, outputs_info=x0,
+                          go_backwards=True)
+    h, _ = theano.scan(lambda v, p: p * v, sequences=xs, outputs_info=x0, truncate_gradient=2)
+    f = theano.function([xs, x0], [vals, h[-1], T.grad(h[-1], xs)], mode="FAST_RUN")
+    text = str(f.ir("optimized"))
+    assert "tensor.scan" in text and "until = true" in text and "go_backwards = true" in text
+    assert print_op(parse_module(text)) == text
