@@ -33,6 +33,8 @@ from lowering.dialects import scalar
 from lowering.dialects.loops import (AllocOp, ConstantOp as BufferConstantOp, CopyOp, DimOp,
                                      ForOp, LoadOp, StoreOp, StrideOp, SubviewOp, YieldOp)
 from lowering.dialects.loops.control_while import WhileOp
+from lowering.dialects.tensor.elementwise import ElementwiseOp
+from lowering.dialects.tensor.fused import FusedOp
 from lowering.dialects.tensor.scan import ScanOp, ScanYieldOp
 from lowering.ir.builder import Builder
 from lowering.ir.core import PURE, Block, Operation
@@ -50,9 +52,37 @@ class BodyLowering(FunctionLowering):
         self.parent = parent
         super().__init__(block, parent.options, parent.error_codes)
         self.value_map = dict(parent.value_map)
+        # Yielded values that a map can write straight into their history row:
+        # value -> (output, make the row's view, the state's sizes); those written so.
+        self.destinations: dict = {}
+        self.written_in_place: set = set()
+        self.scan: Operation | None = None
 
     def constant(self, value, type=INDEX):
         return self.parent.constant(value, type)
+
+    def fresh(self, type, sizes) -> Lowered:
+        """The history row as the destination of an elementwise map computing a fed-back
+        step (no temporary, no copy), its sizes checked to be the state's first."""
+        op = self.op
+        if op is not None and len(op.results) == 1 and op.result in self.destinations \
+                and type == op.result.type and _is_map(op):
+            k, make_view, state_sizes = self.destinations.pop(op.result)
+            self.op = self.scan  # the check is the scan's
+            for d, (got, want) in enumerate(zip(sizes, state_sizes)):
+                self.check(self.ix.eq(got, want), f"output #{k} changes shape in dimension "
+                                                  f"{d + 1} from one step to the next")
+            self.op = op
+            self.written_in_place.add(op.result)
+            return Lowered(type, buffer=make_view(), sizes=list(state_sizes))
+        return super().fresh(type, sizes)
+
+
+def _is_map(op: Operation) -> bool:
+    """Whether ``op``'s lowering allocates exactly its one result (an elementwise map)."""
+    if isinstance(op, FusedOp):
+        return all(r is None for r in op.reduction_list())
+    return isinstance(op, ElementwiseOp)
 
 
 def _lower_body_op(ctx: FunctionLowering, op: Operation) -> None:
@@ -135,6 +165,7 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
         t = loop.induction_var
     body_block = loop.body.block
     body = BodyLowering(ctx, body_block)
+    body.scan = op
     b = body.b
     bix = body.ix
 
@@ -157,6 +188,15 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
             body.bind(arg, _step_value(body, b, arg.type, buffer, row, sizes))
     for arg, value in zip(args, non_seqs):
         body.bind(arg, replace(ctx.lowered(value), sizes=ctx.sizes(value)))
+    for k in layout.fed_back:
+        value = op.yielded[k]
+        owner = getattr(value, "op", None)
+        if value.type.rank and value not in body.destinations and owner is not None \
+                and owner.parent is op.body.block:
+            buffer, rows, sizes = histories[k]
+            row = bix.mod(bix.add(t, layout.depth(k)), rows)
+            body.destinations[value] = (k, lambda buffer=buffer, row=row, sizes=sizes:
+                                        _row_view(body, b, buffer, row, sizes), sizes)
 
     for inner in op.body.block.ops:
         if isinstance(inner, ScanYieldOp):
@@ -165,8 +205,11 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
     yielded = op.yielded
     body.op = op
     yield_sizes = [body.sizes(v) for v in yielded[:len(op.results)]]
-    # Each fed-back step keeps its state's shape.
+    # Each fed-back step keeps its state's shape (checked already where it was written in
+    # place).
     for k in layout.fed_back:
+        if yielded[k] in body.written_in_place:
+            continue
         sizes = histories[k][2]
         for d, (got, want) in enumerate(zip(yield_sizes[k], sizes)):
             body.check(bix.eq(got, want), f"output #{k} changes shape in dimension {d + 1} "
@@ -189,6 +232,8 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
 
     # The step writes each output's row.
     for k, value in enumerate(yielded[:len(op.results)]):
+        if value in body.written_in_place and k == _first_output(yielded, value):
+            continue
         if k in histories:
             buffer, rows, sizes = histories[k]
             row = bix.mod(bix.add(t, layout.depth(k)), rows)
@@ -231,6 +276,10 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
                                                   drop=False)
             results[k] = Lowered(res.type, buffer=view, sizes=[kept, *sizes], owned=whole)
     return results
+
+
+def _first_output(yielded, value) -> int:
+    return next(k for k, v in enumerate(yielded) if v is value)
 
 
 def _store_step(body: FunctionLowering, b: Builder, value, buffer, row, sizes) -> None:

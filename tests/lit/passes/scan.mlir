@@ -11,15 +11,19 @@
 // CHECK: scalar.add
 // CHECK-NEXT: scalar.mul
 // CHECK: tensor.scan_yield
-// The loop allocates nothing per step: its temporaries are made before it, the history of
-// the recurrence is a ring of two rows.
+// The loop allocates nothing per step: the history of the recurrence is a ring of two rows made
+// before it, and the fused step writes row (t + 1) mod 2 directly, with no temporary or copy.
 // LOOPS-LABEL: func.func @invariant_fused_last
 // LOOPS: %[[TWO:.*]] = scalar.constant 2 : index
-// LOOPS: loops.alloc(%[[TWO]],
-// LOOPS: loops.alloc
-// LOOPS: loops.for
+// LOOPS: %[[RING:.*]] = loops.alloc(%[[TWO]],
+// LOOPS: loops.for %[[T:[a-z0-9]+]] =
 // LOOPS-NOT: loops.alloc
-// LOOPS: scalar.mod {{.*}}, %[[TWO]] : index
+// LOOPS: %[[NEXT:.*]] = scalar.add %[[T]],
+// LOOPS-NEXT: %[[ROW:.*]] = scalar.mod %[[NEXT]], %[[TWO]] : index
+// LOOPS-NOT: loops.alloc
+// LOOPS: %[[DEST:.*]] = loops.subview %[[RING]][%[[ROW]], 0]
+// LOOPS-NOT: loops.alloc
+// LOOPS: loops.store {{.*}}, %[[DEST]][
 // LOOPS-NOT: loops.alloc
 // LOOPS: {{^      }}loops.yield
 // LOOPS-NEXT: {{^    }}}
@@ -86,3 +90,4 @@ func.func @summed_outer_products(%n: tensor<i64>, %xs: tensor<?x?xf32>, %ys: ten
   %last = tensor.subtensor %r[] [["index", -1]] : (tensor<?x?x?xf32>) -> tensor<?x?xf32>
   func.return %last : tensor<?x?xf32>
 }
+
