@@ -1,7 +1,9 @@
 """Every timed workload, in report order.
 
->>> [w.name for w in WORKLOADS]
-['tiny-call', 'exp-check', 'expr-1e6', 'expr-1e7', 'logreg', 'sum-axis1', 'mean', 'matmul', 'scan-rnn', 'scan-rnn-grad']
+>>> [w.name for w in WORKLOADS][:8]
+['tiny-call', 'exp-check', 'expr-1e6', 'expr-1e7', 'logreg', 'sum-axis1', 'mean', 'matmul']
+>>> [w.name for w in WORKLOADS][8:]
+['scan-rnn', 'scan-rnn-grad']
 """
 from . import exp_check, expression, logreg, matmul, reductions, tiny_call
 from . import rnn_scan

@@ -25,15 +25,16 @@ import numpy as np
 
 from lowering.config import config
 from lowering.dialects.tensor import ConstantOp
-from lowering.dialects.tensor.scan import ScanOp, ScanYieldOp, arg_types
-from lowering.ir.core import Block, OpResult, Value
+from lowering.dialects.tensor.scan import ScanOp, ScanYieldOp, fits, row_type, state_type
+from lowering.ir.core import Block, Value
 from lowering.ir.location import caller_location, default_location
+from lowering.ir.types import TensorType as IRTensorType
 
 from .build import build_op
 from .constructors import as_tensor_variable, constant
-from .elemwise import cast
+from .elemwise import cast, minimum
 from .errors import GraphBuildError, GraphTypeError
-from .graph import depends_on, toposort
+from .graph import depends_on, graph_inputs, toposort
 from .shapes import dimshuffle, shape_i
 from .variable import _TEST_VALUES, TensorVariable, wrap
 
@@ -281,14 +282,6 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     shared_updates = _shared_updates(updates, outputs, condition, error)
     steps = _n_steps(n_steps, seqs, error)
 
-    state_values = {}  # value inside fn -> its placeholder block argument
-    for group, (var, _) in zip(seq_args, seqs):
-        for a in group:
-            state_values[a.value] = a.value
-    for k in out_args:
-        for a in out_args[k]:
-            state_values[a.value] = a.value
-
     shared_args = []
     for var, new in shared_updates:
         shared_args.append(TensorVariable(Block().add_arg(_state_of(var))))
@@ -314,9 +307,6 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     operands += [inits[k].value for k in sorted(inits)]
     operands += [dimshuffle(var, ["x", *range(var.ndim)]).value for var, _ in shared_updates]
     operands += captured
-    # The body's argument order: sequence taps, output taps (outputs, then shared states).
-    body = _order_args(body, len([a for g in seq_args for a in g]),
-                       sum(len(out_args[k]) for k in out_args), len(shared_args))
     with default_location(error.location):
         op = build_op(ScanOp, operands, [taps for _, taps in seqs], layout_out_taps, body,
                       go_backwards=bool(go_backwards), until=condition is not None,
@@ -337,24 +327,20 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
 
 
 def _row_type(var: TensorVariable):
-    from lowering.dialects.tensor.scan import row_type
     return row_type(var.value.type)
 
 
 def arg_types_for_state(rows: TensorVariable):
-    from lowering.dialects.tensor.scan import state_type
     return state_type(rows.value.type)
 
 
 def _state_of(var: TensorVariable):
-    from lowering.dialects.tensor.scan import state_type
+    """The step type of a shared variable carried as a state."""
     t = var.value.type
-    from lowering.ir.types import TensorType
-    return state_type(TensorType((1, *t.shape), t.element))
+    return state_type(IRTensorType((1, *t.shape), t.element))
 
 
 def _check_fed_back(out: TensorVariable, rows: TensorVariable, k: int, error) -> TensorVariable:
-    from lowering.dialects.tensor.scan import fits, state_type
     state = state_type(rows.value.type)
     got = out.value.type
     if got.element != state.element:
@@ -387,7 +373,6 @@ def _shared_updates(updates, outputs, condition, error):
             raise error(f"fn updates {var} twice")
         seen.add(var.value)
         pairs.append((var, new))
-    from .graph import graph_inputs
     roots = [o.value for o in outputs] + [n.value for _, n in pairs]
     if condition is not None:
         roots.append(condition.value)
@@ -412,7 +397,6 @@ def _n_steps(n_steps, seqs, error) -> TensorVariable:
                         "how many steps to take)")
         lengths = [shape_i(var, 0) - span if span else shape_i(var, 0) for var, span in spans]
         total = lengths[0]
-        from .elemwise import minimum
         for length in lengths[1:]:
             total = minimum(total, length)
         return cast(total, "int64")
@@ -491,13 +475,6 @@ def _extract_body(roots, step_args, replaced, non_seqs):
     return block, captured
 
 
-def _order_args(body: Block, num_seq_args: int, num_out_args: int, num_shared: int) -> Block:
-    """The body's arguments are already in order (sequence taps, output taps, shared states,
-    captured values); kept as a step so the argument order has one place."""
-    del num_seq_args, num_out_args, num_shared
-    return body
-
-
 # ---------------------------------------------------------------------------------------------
 # The views of scan (Theano's scan_views)
 
@@ -516,8 +493,8 @@ def map(fn, sequences, non_sequences=None, truncate_gradient=-1, go_backwards=Fa
                 name=name)
 
 
-def reduce(fn, sequences, outputs_info, non_sequences=None, go_backwards=False, mode=None,  # noqa: A001
-           name=None):
+def reduce(fn, sequences, outputs_info, non_sequences=None,  # noqa: A001
+           go_backwards=False, mode=None, name=None):
     """The last step of a scan: ``(results, updates)`` (one result per output).
 
     >>> from lowering.frontend.constructors import vector

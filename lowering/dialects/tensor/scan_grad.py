@@ -31,7 +31,7 @@ from .elementwise import AddOp, CastOp, EqOp, MinimumOp, MulOp
 from .fused import _detached_ops
 from .gradutil import is_differentiable_type
 from .indexing import IncSubtensorOp, SubtensorOp
-from .scan import ScanOp, ScanYieldOp
+from .scan import ScanOp, ScanYieldOp, state_type
 from .shape_ops import ConcatenateOp, DimShuffleOp, match_type, scalar_constant, zeros_like
 
 
@@ -210,7 +210,6 @@ def _backward_body(op: ScanOp, seq_types, back_taps, back_inits, non_seqs, windo
     types = []
     for t, taps in zip(seq_types, back_taps):
         types += [TensorType(t.shape[1:], t.element)] * len(taps)
-    from .scan import state_type
     types += [state_type(v.type) for v in back_inits]
     types += [v.type for v in non_seqs]
     block = Block(types)

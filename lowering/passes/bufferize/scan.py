@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lowering.dialects import scalar
 from lowering.dialects.loops import (AllocOp, ConstantOp as BufferConstantOp, CopyOp, DimOp,
                                      ForOp, LoadOp, StoreOp, StrideOp, SubviewOp, YieldOp)
 from lowering.dialects.loops.control_while import WhileOp
