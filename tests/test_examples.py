@@ -196,3 +196,16 @@ def test_the_ifelse_tutorial_script_prints_both_timings_and_the_profile():
     out = run_script("ifelse_switch", "200")
     assert "time spent evaluating both values" in out and "time spent evaluating one value" in out
     assert "if{}" in out and "never ran" in out
+
+
+# -- an Elman network trained with backpropagation through time (scan) ---------------------------
+
+
+def test_rnn_bptt_example_learns_the_next_value_of_the_wave():
+    with theano.config.change_flags(floatX=theano.config.floatX):
+        example = load("rnn_bptt")
+    assert example.train.executor_name == "cpu"
+    losses = example.main(120, report=0)
+    assert losses[-1] < losses[0] / 5
+    predicted = example.predict(example.inputs)
+    assert predicted.shape == example.targets.shape

@@ -469,11 +469,12 @@ def fuse_block(block: Block, max_inputs: int = 32, report: FuseReport | None = N
 
 
 def fuse_module(module: Operation, max_inputs: int = 32) -> FuseReport:
-    """Fuse every function of ``module``; the report says what was fused and where it stopped."""
+    """Fuse every function of ``module`` (and every loop body, ``tensor.scan``'s); the report
+    says what was fused and where it stopped."""
     report = FuseReport()
     rewriter = Rewriter()
     for op in list(module.walk()):
-        if op.name in ("func.func", "tensor.if"):  # a branch is fused like a function body
+        if op.name in ("func.func", "tensor.if", "tensor.scan"):  # bodies are fused like a function's
             for region in op.regions:
                 for block in region.blocks:
                     fuse_block(block, max_inputs, report, rewriter)

@@ -8,9 +8,9 @@ not grow the process's memory.
 - **Deallocation**: every ``loops.alloc`` that the function does not return gets a
   ``loops.dealloc`` right after the op (in the allocation's own block) that contains its last
   use. A use through a view counts as a use of the buffer (a buffer lives while any view of it is
-  used); a use inside a loop counts as a use by the loop. ``loops.dim`` and the view ops read no
-  element, so they do not keep a buffer alive. A buffer that reaches an op this pass does not
-  understand (a loop-carried value, a ``func.call``) is left alone.
+  used); a use inside a loop counts as a use by the loop. ``loops.dim``, ``loops.stride`` and
+  the view ops read no element, so they do not keep a buffer alive. A buffer that reaches an op
+  this pass does not understand (a loop-carried value, a ``func.call``) is left alone.
 - **Reuse** (option ``reuse``, on by default): an allocation whose first use comes after the last
   use of an earlier temporary of the same type (element type, static shape) and provably equal
   run-time sizes (the same dimension values, sizes checked equal by a ``loops.assert`` before)

@@ -21,7 +21,7 @@ from .memory import (AllocOp, CopyOp, DeallocOp, DimOp, FillOp, LoadOp, StoreOp,
                      StrideOp)
 from .views import (BroadcastViewOp, ReshapeViewOp, SubviewOp, TransposeViewOp,  # noqa: F401
                     broadcast_type, subview_type, transpose_type)
-from .control import ForOp, IfOp, ParallelOp, YieldOp  # noqa: F401
+from .control import ForOp, IfOp, ParallelOp, WhileOp, YieldOp  # noqa: F401
 from .externals import (EXTERNAL_FUNCTIONS, BufferParam, ExternalFunction,  # noqa: F401
                         register_external)
 from .calls import CallOp  # noqa: F401

@@ -25,7 +25,7 @@ from lowering.ir.core import TERMINATOR, Block, Operation, Region, Value, Verify
     region, register_op, var_operand, var_result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.traits import HasParent
-from lowering.ir.types import INDEX
+from lowering.ir.types import I1, INDEX
 
 from .checks import check_count
 from .runtime import as_index
@@ -355,12 +355,58 @@ def _if(interp, op, args):
 
 
 @register_op
+class WhileOp(Operation):
+    """``loops.while``: a do-while loop carrying values. The body's arguments are the carried
+    values; its ``loops.yield`` gives an ``i1`` first (true: run the body again), then the next
+    carried values. The body runs at least once; the results are the values it yielded last (a
+    loop that may run zero times sits inside a ``loops.for`` of at most one iteration).
+
+    >>> from lowering.ir.types import INDEX
+    >>> loop = WhileOp.build([Block([INDEX]).args[0]], [INDEX])
+    >>> [str(a.type) for a in loop.body.block.args], str(loop.results[0].type)
+    (['index'], 'index')
+    """
+
+    name = "loops.while"
+    assembly_format = "$inits attr-dict : functional-type($inits, $outs) $body"
+    inits = var_operand()
+    outs = var_result()
+    body = region()
+
+    @classmethod
+    def build(cls, inits, types=None, location=None) -> "WhileOp":
+        """The loop carrying ``inits`` (of ``types``, by default theirs), with an empty body
+        block taking the carried values."""
+        inits = list(inits)
+        types = list(types) if types is not None else [v.type for v in inits]
+        return cls.create(operands=inits, result_types=types, regions=[Region([Block(types)])],
+                          location=location)
+
+    def verify_(self):
+        types = [v.type for v in self.inits]
+        got = [r.type for r in self.outs]
+        if got != types:
+            raise VerifyError(f"{self.name}: result types ({', '.join(map(str, got))}) differ "
+                              f"from the initial values' ({', '.join(map(str, types))})", self)
+        _check_body(self, types, [I1, *types])
+
+
+@INTERPRETER.register(WhileOp)
+def _while(interp, op, args):
+    carried = list(args)
+    while True:
+        go_on, *carried = interp.run_region(op.body, carried)
+        if not bool(go_on):
+            return carried
+
+
+@register_op
 class YieldOp(Operation):
     """Ends a loop body or a branch: the next carried values of a ``loops.for``, nothing for a
     parallel loop, the results of a ``loops.if``."""
 
     name = "loops.yield"
-    traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp, IfOp)})
+    traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp, IfOp, WhileOp)})
     assembly_format = "attr-dict ($values^ : type($values))?"
     values = var_operand()
 

@@ -22,6 +22,9 @@ from .branches import IfOp, YieldOp  # noqa: F401
 from .random import RandomOp  # noqa: F401
 from .checks import CheckOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
+from .scan import ScanOp, ScanYieldOp  # noqa: F401
+from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-step outputs)
+from . import scan_grad  # noqa: F401  (backpropagation through time)
 
 from lowering.ir.context import Dialect  # noqa: E402
 
