@@ -209,3 +209,21 @@ def test_rnn_bptt_example_learns_the_next_value_of_the_wave():
     assert losses[-1] < losses[0] / 5
     predicted = example.predict(example.inputs)
     assert predicted.shape == example.targets.shape
+
+
+# -- an RBM trained with CD-k: Gibbs sampling by scan, random streams inside it -------------------
+
+
+def test_rbm_example_learns_and_its_gibbs_chain_draws_new_samples_each_step():
+    example = load("rbm")
+    costs, rbm, train = example.main(epochs=6, k=2, report=0)
+    assert train.executor_name == "cpu"
+    assert costs[-1] < costs[0] * 0.8
+    # The draws inside scan advance their random states through the updates scan returns: one
+    # more step moves every state, and the same minibatch costs differently (new samples).
+    states = [state for state, _ in rbm.theano_rng.state_updates]
+    assert len(states) == 3  # the first hidden draw, and the two draws of each Gibbs step
+    before = [state.get_value().copy() for state in states]
+    first, second = train(0), train(0)
+    assert all(not np.array_equal(state.get_value(), old) for state, old in zip(states, before))
+    assert first != second
