@@ -49,3 +49,12 @@ from lowering.frontend.variable import TensorConstant, TensorVariable  # noqa: F
 
 # ``from lowering.tensor.nnet import sigmoid`` works as it does for theano.tensor.nnet.
 _sys.modules[__name__ + ".nnet"] = nnet
+
+# More of theano.tensor's names: index grids, padding and stacking helpers, batched products,
+# x log x.
+from lowering.frontend import xlogx  # noqa: F401,E402
+from lowering.frontend.batched import batched_dot  # noqa: F401,E402
+from lowering.frontend.grids import mgrid, ogrid  # noqa: F401,E402
+from lowering.frontend.shape_extras import shape_padaxis, specify_shape, stacklists  # noqa: F401,E402
+
+_sys.modules[__name__ + ".xlogx"] = xlogx

@@ -18,6 +18,7 @@ from . import gradutil  # noqa: F401
 from .blas import GemmOp, GemvOp  # noqa: F401
 from .fused import FusedOp, Reduction  # noqa: F401
 from .custom import CustomOp  # noqa: F401
+from .specify_shape import SpecifyShapeOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
 
 from lowering.ir.context import Dialect  # noqa: E402
