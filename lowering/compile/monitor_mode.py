@@ -53,6 +53,10 @@ class MonitorMode(Mode):
                  name: str = "MonitorMode", optimizations=None, executors=None,
                  check_passes: bool = False):
         from lowering.config import config
+        for hook_name, hook in (("pre_func", pre_func), ("post_func", post_func)):
+            if hook is not None and not callable(hook):
+                raise TypeError(f"MonitorMode: {hook_name} must be a function (i, node, fn) or "
+                                f"None, got {type(hook).__name__}")
         if linker is not None:
             raise ValueError(f"MonitorMode runs nodes one at a time with its own linker; "
                              f"linker={linker!r} cannot be used with it")

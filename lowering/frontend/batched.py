@@ -15,7 +15,7 @@ multiplication and a sum, so it has gradients and lowers like any other graph.
 from __future__ import annotations
 
 from .constructors import as_tensor_variable
-from .errors import GraphBuildError
+from .errors import GraphBuildError, GraphTypeError
 from .reductions import sum as sum_
 from .shapes import dimshuffle
 from .variable import TensorVariable
@@ -24,10 +24,10 @@ from .variable import TensorVariable
 def batched_dot(a, b) -> TensorVariable:
     """``dot(a[i], b[i])`` for each ``i`` of the leading axis (see the module docstring)."""
     a, b = as_tensor_variable(a), as_tensor_variable(b)
-    if a.ndim == 0:
-        raise TypeError("a must have at least one (batch) axis")
+    if a.ndim == 0:  # (Theano's messages; a GraphTypeError is a TypeError with the user's line)
+        raise GraphTypeError(f"a must have at least one (batch) axis, got {a} of type {a.type}")
     if b.ndim == 0:
-        raise TypeError("b must have at least one (batch) axis")
+        raise GraphTypeError(f"b must have at least one (batch) axis, got {b} of type {b.type}")
     if a.ndim == 1:
         return dimshuffle(a, [0] + ["x"] * (b.ndim - 1)) * b
     if b.ndim == 1:

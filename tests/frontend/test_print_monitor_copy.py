@@ -94,6 +94,8 @@ def test_monitor_mode_options():
     assert theano.compile.MonitorMode().excluding("fuse").pre_func is None
     with pytest.raises(ValueError, match="unknown optimizer 'fastest'"):
         theano.compile.MonitorMode(optimizer="fastest")
+    with pytest.raises(TypeError, match="post_func must be a function"):
+        theano.compile.MonitorMode(post_func="print")
     with pytest.raises(ValueError, match="its own linker"):
         theano.compile.MonitorMode(linker="cvm")
     x = T.dvector("x")  # no hooks: it computes as any mode

@@ -143,7 +143,7 @@ def test_batched_dot_gradients_and_errors():
     ga, gb = theano.function([a, b], theano.grad(T.batched_dot(a, b).sum(), [a, b]))(A, B)
     np.testing.assert_allclose(ga, np.einsum("bkj->bk", B)[:, None, :].repeat(2, 1), rtol=1e-12)
     np.testing.assert_allclose(gb, np.einsum("bik->bk", A)[:, :, None].repeat(5, 2), rtol=1e-12)
-    with pytest.raises(TypeError, match="a must have at least one"):
+    with pytest.raises(TypeError, match=r"test_theano_helpers.py:\d+: a must have at least one"):
         T.batched_dot(T.dscalar(), b)
     with pytest.raises(TypeError, match="b must have at least one"):
         T.batched_dot(a, T.dscalar())

@@ -18,10 +18,10 @@ import numpy as np
 from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
-from lowering.ir.types import I64, TensorType
+from lowering.ir.types import TensorType
 
 from .base import ConstantOp, TensorOp, op_errors
-from .shape_ops import MakeVectorOp, _as_i64, _as_value
+from .shape_ops import shape_vector
 from .typing import tensor_of
 
 
@@ -38,15 +38,7 @@ class SpecifyShapeOp(TensorOp):
     @classmethod
     def build(cls, x: Value, shape, location=None) -> "SpecifyShapeOp":
         """``shape`` is a rank-1 integer Value or a sequence of ints and rank-0 integer Values."""
-        if not isinstance(shape, Value):
-            shape = list(shape)
-            if all(isinstance(s, (int, np.integer)) for s in shape):
-                shape = ConstantOp.build(np.array(shape, dtype=np.int64).reshape(len(shape)),
-                                         location=location).result
-            else:
-                shape = MakeVectorOp.build(*[_as_i64(_as_value(s, location), location)
-                                             for s in shape], dtype=I64, location=location).result
-        shape = _as_i64(shape, location)
+        shape = shape_vector(shape, location)
         with op_errors(cls.name):
             _check_shape_operand(tensor_of(x), shape)
         return cls.create([x, shape], [x.type], location=location)
