@@ -160,3 +160,13 @@ def test_copy_with_profile_and_of_functions_with_inputs_with_defaults():
     g = f.copy(profile=stats)
     assert g(3.0) == 6.0 and g.profile is stats and stats.nodes
     assert f.copy()(3.0, 4.0) == 12.0
+
+
+def test_print_on_the_simulated_gpu_prints_between_device_steps(capsys):
+    from lowering.config import config
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        x = T.matrix("x")
+        f = theano.function([x], T.exp(theano.printing.Print("p")(x)).sum())
+        assert f.executor_name == "gpu"
+        assert float(np.asarray(f(np.zeros((1, 2), "float32")))) == 2.0
+    assert capsys.readouterr().out == "p __str__ = [[0. 0.]]\n"

@@ -189,3 +189,14 @@ def test_scalar_upcast_keeps_floatx_under_numpy_floatx_policy():
         assert upcast("int64", "float32") == "float32"
         assert upcast("int64", "float64") == "float64"  # float64 asked for: kept
         assert upcast("int8", "int64") == "int64"
+
+
+def test_specify_shape_on_the_simulated_gpu():
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        x, n = T.matrix("x"), T.lscalar("n")
+        f = theano.function([x, n], T.exp(T.specify_shape(x, (n, 3))) * 2)
+        assert f.executor_name == "gpu"
+        np.testing.assert_array_equal(np.asarray(f(np.zeros((2, 3), "float32"), 2)),
+                                      np.full((2, 3), 2.0))
+        with pytest.raises(ValueError, match="differs from the specified shape"):
+            f(np.zeros((2, 3), "float32"), 3)

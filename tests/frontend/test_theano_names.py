@@ -147,3 +147,13 @@ def test_print_test_value_shows_the_test_value_in_repr():
         assert repr(x) == "x\narray([1., 2.])"
         assert repr(T.dvector("y")) == "y"  # no test value: the text alone
         assert str(x) == "x"
+
+
+def test_warn_flags_from_theano_flags():
+    from lowering.config import Config
+    c = Config(environ={"THEANO_FLAGS": "warn.sum_div_dimshuffle_bug=False,"
+                                        "warn.ignore_bug_before=all,print_test_value=True"})
+    assert c.warn.sum_div_dimshuffle_bug is False and c.warn.ignore_bug_before == "all"
+    assert c.print_test_value is True
+    with pytest.raises(ValueError, match="warn.ignore_bug_before"):
+        Config(environ={"THEANO_FLAGS": "warn.ignore_bug_before=0.95"})
