@@ -27,6 +27,7 @@ from .tensor import grad  # noqa: F401
 from . import printing, sandbox  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
 from . import ifelse  # noqa: F401,E402  (theano.ifelse.ifelse)
+from .frontend import scalar_names as scalar  # noqa: F401,E402  (theano.scalar.upcast)
 
 __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",
            "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint", "Op",

@@ -222,6 +222,37 @@ class FromEnviron:
         self.compute = compute
 
 
+# Theano's ``warn.*`` flags: warnings about results that versions of Theano before the one named
+# got wrong. Programs set them to silence those warnings; this compiler never had those bugs, so
+# they are accepted, kept and change nothing. Defaults are Theano 1.0's (warn.ignore_bug_before
+# 0.9: bugs fixed in 0.9 or before are not warned about).
+_THEANO_BUG_FLAGS = {  # flag -> Theano version that fixed the bug
+    "argmax_pushdown_bug": "0.3", "gpusum_01_011_0111_bug": "0.3", "sum_sum_bug": "0.3",
+    "sum_div_dimshuffle_bug": "0.3", "subtensor_merge_bug": "0.5", "gpu_set_subtensor1": "0.6",
+    "signal_conv2d_interface": "0.7", "reduce_join": "0.7", "inc_set_subtensor1": "0.7",
+    "round": "0.9", "inc_subtensor1_opt": "0.10", "identify_1pexp_bug": "0.4.1",
+}
+_BUG_VERSIONS = ("None", "all", "0.3", "0.4", "0.4.1", "0.5", "0.6", "0.7", "0.8", "0.8.1",
+                 "0.8.2", "0.9", "0.10", "1.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.0.5")
+
+
+def _fixed_after(version: str, ignore_before: str = "0.9") -> bool:
+    """Theano's ``warn_default``: whether a bug fixed in ``version`` is warned about."""
+    if ignore_before in ("None", "all"):
+        return ignore_before == "None"
+    as_tuple = lambda v: tuple(int(p) for p in v.split("."))  # noqa: E731
+    return as_tuple(ignore_before) < as_tuple(version)
+
+
+WARN_FLAGS: tuple = (
+    Flag("warn.ignore_bug_before", "0.9", _enum(*_BUG_VERSIONS),
+         "Theano bugs fixed in this version or before are not warned about (accepted; no effect)"),
+    Flag("warn.vm_gc_bug", False, _bool, "accepted for Theano compatibility; no effect"),
+    *(Flag(f"warn.{name}", _fixed_after(version), _bool,
+           f"warn about a Theano bug fixed in {version} (accepted for compatibility; no effect)")
+      for name, version in _THEANO_BUG_FLAGS.items()),
+)
+
 # Mode names function() knows or may know (it says which of them this installation has).
 MODES = ("FAST_RUN", "FAST_COMPILE", "INTERP", "DebugMode", "DEBUG_MODE", "ProfileMode", "Mode")
 
@@ -258,6 +289,9 @@ FLAGS: tuple[Flag, ...] = (
          "evaluate test values (x.tag.test_value) while the graph is built"),
     Flag("cast_policy", "custom", _enum("custom", "numpy+floatX"),
          "how Python scalars and mixed dtypes are cast in elementwise operations"),
+    Flag("print_test_value", False, _bool,
+         "repr() of a variable also shows its test value (x.tag.test_value), when it has one"),
+    *WARN_FLAGS,
     Flag("warn_float64", "ignore", _enum("ignore", "warn", "raise", "pdb"),
          "what to do when a float64 variable is created"),
     Flag("cache", True, _bool, "keep compiled code in the on-disk cache"),

@@ -28,12 +28,13 @@ import lowering.frontend  # noqa: F401  (installs the Theano presentation of gra
 from lowering.compile.fgraph import Apply, FunctionGraph, GraphVariable, GraphView
 from lowering.compile.function import Function
 from lowering.compile.io import graph_value
+from lowering.frontend.print_op import Print  # noqa: F401
 from lowering.frontend.types import TensorType
 from lowering.printing_dot import GraphvizNotFoundError, graph_to_dot, pydotprint  # noqa: F401
 from lowering.printing_graph import results_to_print
 
 __all__ = ["debugprint", "pp", "pprint", "char_from_number", "pydotprint", "graph_to_dot",
-           "destroy_map", "view_map"]
+           "destroy_map", "view_map", "Print"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,3 +53,12 @@ _sys.modules[__name__ + ".nnet"] = nnet
 # ``from lowering.tensor.shared_randomstreams import RandomStreams``, as in Theano.
 from lowering.frontend import random_streams as shared_randomstreams  # noqa: E402
 _sys.modules[__name__ + ".shared_randomstreams"] = shared_randomstreams
+
+# More of theano.tensor's names: index grids, padding and stacking helpers, batched products,
+# x log x.
+from lowering.frontend import xlogx  # noqa: F401,E402
+from lowering.frontend.batched import batched_dot  # noqa: F401,E402
+from lowering.frontend.grids import mgrid, ogrid  # noqa: F401,E402
+from lowering.frontend.shape_extras import shape_padaxis, specify_shape, stacklists  # noqa: F401,E402
+
+_sys.modules[__name__ + ".xlogx"] = xlogx

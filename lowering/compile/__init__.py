@@ -10,6 +10,7 @@ from .compiled_function import Function, FunctionMaker  # noqa: F401
 from .function import function  # noqa: F401
 from .graph_to_module import MissingInputError, UnusedInputError  # noqa: F401
 from .io import In, Out  # noqa: F401
+from .monitor_mode import MonitorMode  # noqa: F401
 from .pipeline import (Mode, StageUnavailableError, get_mode, register_executor,  # noqa: F401
                        register_stage)
 from .shared_storage import SharedContainer, bind_shared, shared_container  # noqa: F401

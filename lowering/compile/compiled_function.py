@@ -24,6 +24,7 @@ from lowering.dialects.function_attrs import MUTABLE_ARGS
 
 from .cpu.executor import writable_contiguous
 from .fgraph import FunctionGraph
+from .function_copy import copy_parts
 from .graph_cache import optimize_with_cache
 from .graph_to_module import BuiltModule
 from .io import In, Out
@@ -366,6 +367,37 @@ class Function:
             name=self.name, mode=self.mode, trust_input=self.trust_input, inputs=inputs,
             borrow=[o.borrow for o in self.maker.outputs], shared=self._shared,
             targets=self._targets, states=states),)
+
+    # -- copying -------------------------------------------------------------------------------
+
+    #: The class of a profiled copy (``copy(profile=True)``); ``lowering.compile.profiling``,
+    #: which builds on this module, sets it.
+    profiled_class = None
+
+    def copy(self, share_memory: bool = False, swap=None, delete_updates: bool = False,
+             name: str | None = None, profile=None) -> "Function":
+        """This function compiled again (Theano's ``Function.copy``): it reads and updates the
+        same shared variables, except those ``swap`` (``{old_shared: new_shared}``, same types)
+        replaces; ``delete_updates`` leaves out every update; ``name`` defaults to
+        ``'<name> copy'``; ``profile`` as in ``function()``. ``share_memory`` is accepted:
+        compiled functions keep no intermediate results between calls, so there is nothing to
+        share. See ``lowering.compile.function_copy``."""
+        from lowering.config import config
+        parts = copy_parts(self._tensor_module, self.maker, self._shared, self._targets,
+                           self._states, swap=swap, delete_updates=delete_updates)
+        from .pipeline import EXECUTORS
+        executor_name = self._recipe["executor"]
+        executor = (executor_name, EXECUTORS[executor_name]) if executor_name in EXECUTORS \
+            else choose_executor(self.mode)
+        args = (parts.built, parts.inputs, parts.outputs, self._recipe["single"], self.mode,
+                executor, name or f"{self.name} copy", parts.states)
+        options = dict(allow_input_downcast=self._recipe["allow_input_downcast"],
+                       trust_input=self.trust_input, floatx=self._recipe["floatx"])
+        if profile is None:
+            profile = config.profile
+        if profile and self.profiled_class is not None:
+            return self.profiled_class(*args, profile=profile, **options)
+        return Function(*args, **options)
 
     # -- looking inside ----------------------------------------------------------------------
 

@@ -415,6 +415,9 @@ class ProfiledFunction(Function):
 # Every profile: on demand and at exit
 
 
+Function.profiled_class = ProfiledFunction  # what Function.copy(profile=True) makes
+
+
 def profiles() -> list[ProfileStats]:
     """The profiles printed at exit (every ``ProfileStats`` made with ``atexit_print=True``)."""
     return list(_PROFILES)

@@ -3,7 +3,9 @@
 ``scalar, vector, matrix, row, col, tensor3 ... tensor7`` take ``(name=None, dtype=None)``, where
 ``dtype`` defaults to ``config.floatX``; the prefixed forms fix the dtype, as Theano's do:
 ``b`` int8, ``w`` int16, ``i`` int32, ``l`` int64, ``f`` float32, ``d`` float64 (``fmatrix``,
-``ivector``, ``lscalar``, ...). The plural forms make several at once (``x, y = fscalars('x', 'y')``).
+``ivector``, ``lscalar``, ...) and are, as in Theano, ``TensorType`` instances: calling one makes
+a variable, and ``x.type == T.fmatrix`` compares types. The plural forms make several at once
+(``x, y = fscalars('x', 'y')``, ``a, b = dscalars('ab')``).
 
 >>> x = matrix("x")
 >>> str(x.type), str(fmatrix().type), str(col(dtype="int8").type)
@@ -44,37 +46,64 @@ def tensor(dtype=None, broadcastable=None, name: str | None = None, shape=None) 
 
 
 def _named(kind: str, fixed_dtype: str | None):
+    """The singular and plural constructors of ``kind``: with a fixed dtype the singular one is a
+    ``TensorType`` (``T.fmatrix``, which Theano programs also compare types with), else a
+    function taking ``dtype``."""
     pattern = PATTERNS[kind]
-
-    def make(name: str | None = None, dtype=None) -> TensorVariable:
-        if fixed_dtype is not None and dtype is not None and canonical_dtype(dtype) != fixed_dtype:
-            raise TypeError(f"{make.__name__} makes {fixed_dtype} variables; got dtype={dtype!r}")
-        return tensor(dtype or fixed_dtype or config.floatX, pattern, name)
-
-    def make_many(*names, dtype=None) -> list[TensorVariable]:
-        if len(names) == 1 and isinstance(names[0], int):
-            names = (None,) * names[0]
-        if len(names) == 1 and isinstance(names[0], (list, tuple)):
-            names = tuple(names[0])
-        return [make(n, dtype) for n in names]
-
     prefix = next((p for p, d in PREFIXES.items() if d == fixed_dtype), "")
-    make.__name__ = prefix + kind
-    make.__doc__ = (f"A new {kind} input ({'dtype ' + fixed_dtype if fixed_dtype else 'dtype floatX'}"
-                    f", broadcastable {pattern}).")
+    if fixed_dtype is not None:
+        make = TensorType(fixed_dtype, pattern)
+    else:
+        def make(name: str | None = None, dtype=None) -> TensorVariable:
+            return tensor(dtype or config.floatX, pattern, name)
+
+        make.__name__ = kind
+        make.__doc__ = f"A new {kind} input (dtype floatX unless given, broadcastable {pattern})."
+
+    def make_many(*names, dtype=None):
+        if fixed_dtype is not None and dtype is not None and canonical_dtype(dtype) != fixed_dtype:
+            raise TypeError(f"{make_many.__name__} makes {fixed_dtype} variables; got "
+                            f"dtype={dtype!r}")
+        one = make if fixed_dtype is not None else (lambda n=None: make(n, dtype))
+        return plural_variables(one, names)
+
     make_many.__name__ = prefix + PLURALS[kind]
-    make_many.__doc__ = f"Several {kind} inputs: one per name, or ``n`` unnamed ones."
-    return make, make_many
+    make_many.__doc__ = (f"Several {kind} inputs, as Theano's ``_multi`` makes them: one per "
+                         f"name, ``n`` unnamed ones for an integer, one per character of a lone "
+                         f"string of several characters, and a single variable for a lone "
+                         f"one-character name.")
+    return prefix + kind, make, make_many
+
+
+def plural_variables(make, names: tuple):
+    """What Theano's plural constructors (``scalars``, ``fmatrices``, ...) return for ``names``.
+
+    An integer ``n`` gives a list of ``n`` unnamed variables; a lone argument (a string or a
+    list) is taken apart, so ``'abc'`` gives three variables ``a``, ``b``, ``c``; whatever has
+    one element left gives a single variable, not a list.
+
+    >>> [v.name for v in plural_variables(TensorType("float64", ()), ("ab",))]
+    ['a', 'b']
+    >>> plural_variables(TensorType("float64", ()), ("x",)).name
+    'x'
+    """
+    if names and isinstance(names[0], int) and not isinstance(names[0], bool):
+        return [make() for _ in range(names[0])]
+    if len(names) == 1:
+        names = names[0]
+    if len(names) == 1:
+        return make(names if isinstance(names, str) else names[0])
+    return [make(name) for name in names]
 
 
 _CONSTRUCTORS: dict = {}
 for _kind in PATTERNS:
     for _prefix, _dtype in [("", None), *PREFIXES.items()]:
-        _one, _many = _named(_kind, _dtype)
-        _CONSTRUCTORS[_one.__name__] = _one
+        _name, _one, _many = _named(_kind, _dtype)
+        _CONSTRUCTORS[_name] = _one
         _CONSTRUCTORS[_many.__name__] = _many
 globals().update(_CONSTRUCTORS)
-del _kind, _prefix, _dtype, _one, _many
+del _kind, _prefix, _dtype, _name, _one, _many
 
 # Explicit names for readers and linters (the loop above made them).
 scalar, vector, matrix, row, col = (_CONSTRUCTORS[k] for k in ("scalar", "vector", "matrix", "row", "col"))

@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import warnings
+
 from lowering.dialects.tensor import LogSoftmaxOp, SoftmaxOp
 
 from . import elemwise, reductions
@@ -17,7 +19,7 @@ from .constructors import as_tensor_variable
 from .elemwise import cast, float_dtype_for, sigmoid, softplus  # noqa: F401 - part of T.nnet
 from .errors import GraphBuildError, GraphTypeError
 from .indexing import getitem
-from .shapes import arange, shape_i
+from .shapes import arange, shape_i, shape_padleft
 from .variable import TensorVariable
 
 
@@ -26,14 +28,29 @@ def _float(x) -> TensorVariable:
     return cast(x, float_dtype_for(x.dtype))
 
 
+def _vector_as_row(x, op_name: str) -> TensorVariable:
+    """Theano 1.0's (Log)Softmax of a vector: a 1 x n row, with its deprecation warning."""
+    x = as_tensor_variable(x)
+    if x.ndim != 1:
+        return x
+    warnings.warn(f"DEPRECATION: If x is a vector, {op_name} will not automatically pad x "
+                  f"anymore in next releases. If you need it, please do it manually. The "
+                  f"vector case is gonna be supported soon and the output will be a vector.",
+                  stacklevel=3)
+    return shape_padleft(x)
+
+
 def softmax(x, axis: int = -1) -> TensorVariable:
-    """``exp(x) / sum(exp(x))`` along ``axis`` (the last by default), computed stably."""
-    return apply(SoftmaxOp, _float(x), axis=axis, named=[as_tensor_variable(x)])
+    """``exp(x) / sum(exp(x))`` along ``axis`` (the last by default), computed stably. A vector
+    gives a 1 x n row, as in Theano 1.0 (with its deprecation warning)."""
+    x = _vector_as_row(x, "Softmax")
+    return apply(SoftmaxOp, _float(x), axis=axis, named=[x])
 
 
 def log_softmax(x, axis: int = -1) -> TensorVariable:
-    """``log(softmax(x))`` along ``axis``, computed stably."""
-    return apply(LogSoftmaxOp, _float(x), axis=axis, named=[as_tensor_variable(x)])
+    """``log(softmax(x))`` along ``axis``, computed stably; a vector gives a 1 x n row."""
+    x = _vector_as_row(x, "LogSoftmax")
+    return apply(LogSoftmaxOp, _float(x), axis=axis, named=[x])
 
 
 logsoftmax = log_softmax

@@ -90,6 +90,12 @@ class Tag:
         return f"Tag({', '.join(f'{k}={v!r}' for k, v in attrs.items())})"
 
 
+def _comparison(result: "TensorVariable") -> "TensorVariable":
+    """A comparison operator's result, which ``bool()`` refuses (see ``__bool__``)."""
+    result._is_nonzero = False
+    return result
+
+
 class TensorVariable:
     """A symbolic tensor: NumPy-style operators, methods and indexing build tensor-dialect ops."""
 
@@ -162,13 +168,25 @@ class TensorVariable:
     def __str__(self):
         return value_text(self.value)
 
-    __repr__ = __str__
+    def __repr__(self):
+        """The text, followed on the next line by the test value's repr when
+        ``config.print_test_value`` is on and the variable has one (as Theano prints)."""
+        from lowering.config import config
+        text = value_text(self.value)
+        if config.print_test_value and self.value in _TEST_VALUES:
+            return f"{text}\n{_TEST_VALUES[self.value]!r}"
+        return text
 
     # -- Python protocol guards -----------------------------------------------------------------
 
+    # Theano 1.0: a variable is true (``if not W:`` tests for a missing one), except the result
+    # of ``<``, ``<=``, ``>``, ``>=``, so that ``a < b < c`` (``(a < b) and (b < c)``) fails.
+    _is_nonzero = True
+
     def __bool__(self):
-        raise TypeError(f"the truth value of the symbolic variable {self} is unknown until the "
-                        f"graph runs; use T.switch / T.eq / T.neq to build conditions")
+        if self._is_nonzero:
+            return True
+        raise TypeError("Variables do not support boolean operations.")
 
     def __iter__(self):
         raise TypeError(f"a symbolic variable ({self}) cannot be iterated: its length is only known "
@@ -206,10 +224,10 @@ class TensorVariable:
 
     # -- comparisons and logic (== and != stay identity, as in Theano) -----------------------------
 
-    def __lt__(self, other): return elemwise.lt(self, other)
-    def __le__(self, other): return elemwise.le(self, other)
-    def __gt__(self, other): return elemwise.gt(self, other)
-    def __ge__(self, other): return elemwise.ge(self, other)
+    def __lt__(self, other): return _comparison(elemwise.lt(self, other))
+    def __le__(self, other): return _comparison(elemwise.le(self, other))
+    def __gt__(self, other): return _comparison(elemwise.gt(self, other))
+    def __ge__(self, other): return _comparison(elemwise.ge(self, other))
     def __and__(self, other): return elemwise.and_(self, other)
     def __rand__(self, other): return elemwise.and_(other, self)
     def __or__(self, other): return elemwise.or_(self, other)

@@ -21,6 +21,7 @@ from .custom import CustomOp  # noqa: F401
 from .branches import IfOp, YieldOp  # noqa: F401
 from .random import RandomOp  # noqa: F401
 from .checks import CheckOp  # noqa: F401
+from .specify_shape import SpecifyShapeOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
 from .scan import ScanOp, ScanYieldOp  # noqa: F401
 from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-step outputs)

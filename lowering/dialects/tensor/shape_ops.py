@@ -299,15 +299,7 @@ class ReshapeOp(TensorOp):
     @classmethod
     def build(cls, x: Value, shape, ndim: int | None = None, location=None) -> "ReshapeOp":
         """``shape`` is a rank-1 integer Value or a sequence of ints and rank-0 integer Values."""
-        if not isinstance(shape, Value):
-            shape = list(shape)
-            if all(isinstance(s, (int, np.integer)) for s in shape):
-                shape = ConstantOp.build(np.array(shape, dtype=np.int64).reshape(len(shape)),
-                                         location=location).result
-            else:
-                shape = MakeVectorOp.build(*[_as_i64(_as_value(s, location), location) for s in shape],
-                                           dtype=I64, location=location).result
-        shape = _as_i64(shape, location)
+        shape = shape_vector(shape, location)
         with op_errors(cls.name):
             rtype = _reshape_type(tensor_of(x), shape)
             if ndim is not None and ndim != rtype.rank:
@@ -328,6 +320,20 @@ class ReshapeOp(TensorOp):
         back = ReshapeOp.build(g, ShapeOp.build(x, location=self.location).result,
                                location=self.location).result
         return [match_type(back, x, self.location), None]
+
+
+def shape_vector(shape, location=None) -> Value:
+    """A shape operand as a rank-1 i64 Value: from such a Value (cast to i64), or from a
+    sequence of ints (a constant) and rank-0 integer Values (a ``tensor.make_vector``)."""
+    if not isinstance(shape, Value):
+        shape = list(shape)
+        if all(isinstance(s, (int, np.integer)) for s in shape):
+            shape = ConstantOp.build(np.array(shape, dtype=np.int64).reshape(len(shape)),
+                                     location=location).result
+        else:
+            shape = MakeVectorOp.build(*[_as_i64(_as_value(s, location), location) for s in shape],
+                                       dtype=I64, location=location).result
+    return _as_i64(shape, location)
 
 
 @INTERPRETER.register(ReshapeOp)
