@@ -49,3 +49,9 @@ from lowering.frontend.variable import TensorConstant, TensorVariable  # noqa: F
 
 # ``from lowering.tensor.nnet import sigmoid`` works as it does for theano.tensor.nnet.
 _sys.modules[__name__ + ".nnet"] = nnet
+
+# ``T.nnet.conv`` and ``T.signal.pool`` as modules too (``import lowering.tensor.signal.pool``).
+from lowering.frontend import signal  # noqa: E402,F401
+_sys.modules[__name__ + ".nnet.conv"] = nnet.conv
+_sys.modules[__name__ + ".signal"] = signal
+_sys.modules[__name__ + ".signal.pool"] = signal.pool

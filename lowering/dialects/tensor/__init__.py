@@ -18,6 +18,8 @@ from . import gradutil  # noqa: F401
 from .blas import GemmOp, GemvOp  # noqa: F401
 from .fused import FusedOp, Reduction  # noqa: F401
 from .custom import CustomOp  # noqa: F401
+from .conv import Conv2dGradFiltersOp, Conv2dGradInputsOp, Conv2dOp  # noqa: F401
+from .pool import Pool2dGradOp, Pool2dOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
 
 from lowering.ir.context import Dialect  # noqa: E402
