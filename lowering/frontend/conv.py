@@ -12,6 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.dialects.tensor import Conv2dOp
+from lowering.dialects.tensor.conv import conv2d_type
+from lowering.ir.core import VerifyError
+from lowering.ir.types import TensorType as IRTensorType
 
 from .build import apply
 from .constructors import as_tensor_variable
@@ -66,11 +69,13 @@ def _check_hint(var: TensorVariable, hint, what: str) -> None:
             raise GraphBuildError(f"conv2d: {what}[{d}] is {h} but {var} has size {s} there")
 
 
-def _static(var: TensorVariable, hint, d: int):
-    size = var.value.type.shape[d]
-    if size is None and hint is not None:
-        size = hint[d]
-    return size
+def _hinted(var: TensorVariable, hint) -> IRTensorType:
+    """The variable's IR type with the sizes ``hint`` gives where the type has ``?``."""
+    t = var.value.type
+    if hint is None:
+        return t
+    return IRTensorType(tuple(s if s is not None else h for s, h in zip(t.shape, hint)),
+                        t.element)
 
 
 def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="valid",
@@ -102,14 +107,15 @@ def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="val
                                   f"{var.ndim}")
     _check_hint(x, input_shape, "input_shape")
     _check_hint(w, filter_shape, "filter_shape")
-    channels, filter_channels = _static(x, input_shape, 1), _static(w, filter_shape, 1)
-    if None not in (channels, filter_channels) and channels != filter_channels:
-        raise GraphBuildError(f"conv2d: the filters have {filter_channels} input channels "
-                              f"(filter_shape[1]) but the input has {channels} "
-                              f"(input_shape[1])")
     mode, pad = border_geometry(border_mode)
+    subsample = pair(subsample, "conv2d: subsample")
+    filter_dilation = pair(filter_dilation, "conv2d: filter_dilation")
+    try:  # the checks of the op's type inference, on the sizes the hints add
+        conv2d_type(_hinted(x, input_shape), _hinted(w, filter_shape), mode, pad, subsample,
+                    filter_dilation)
+    except VerifyError as exc:
+        raise GraphBuildError(f"conv2d: {exc.message}") from None
     dtype = float_dtype_for(np.result_type(x.dtype, w.dtype).name)
     return apply(Conv2dOp, cast(x, dtype), cast(w, dtype), named=[x, w], border_mode=mode,
-                 pad=pad, subsample=pair(subsample, "conv2d: subsample"),
-                 dilation=pair(filter_dilation, "conv2d: filter_dilation"),
+                 pad=pad, subsample=subsample, dilation=filter_dilation,
                  filter_flip=bool(filter_flip))
