@@ -379,3 +379,33 @@ def test_a_window_larger_than_the_input_at_run_time_names_the_op():
 def test_bad_pool_2d_arguments_are_named(args, match):
     with pytest.raises(GraphBuildError, match=match):
         pool.pool_2d(T.tensor4("x"), **args)
+
+
+# ---------------------------------------------------------------------------------------------
+# The simulated GPU: the loop nests become kernels
+
+
+def test_conv_pool_and_their_gradients_run_as_simulated_gpu_kernels():
+    from lowering.config import config
+
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        x, w = T.ftensor4("x"), T.ftensor4("w")
+        y = T.nnet.conv2d(x, w, border_mode="half", subsample=(2, 1))
+        p = pool.pool_2d(y, ws=(2, 2), ignore_border=False, mode="average_exc_pad")
+        gp = T.ftensor4("gp")  # a known output gradient: no reduction kernel in the way
+        grads = T.grad(None, [x, w], known_grads={p: gp})
+        f = theano.function([x, w, gp], [p, *grads])
+        reference = theano.function([x, w, gp], [p, *grads], mode="INTERP")
+        # Small: the simulator runs a block's threads as Python threads where a kernel reduces
+        # across them (the filter gradient, one block per filter element).
+        xv = rng().standard_normal((2, 1, 5, 4)).astype("float32")
+        wv = rng(1).standard_normal((1, 1, 2, 2)).astype("float32")
+        pooled = reference_pool(reference_conv2d(xv, wv, "half", (2, 1)), (2, 2), False,
+                                mode="average_exc_pad")
+        gv = rng(2).standard_normal(pooled.shape).astype("float32")
+        for got, want in zip(f(xv, wv, gv), reference(xv, wv, gv)):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-4)
+        gpu_ir = f.ir("gpu")
+    # conv2d, pool2d, pool2d_grad and both conv gradients, each at least one launch
+    assert gpu_ir.count("gpu.launch") >= 5
+    np.testing.assert_allclose(reference(xv, wv, gv)[0], pooled, rtol=1e-4, atol=1e-4)
