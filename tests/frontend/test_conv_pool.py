@@ -127,6 +127,26 @@ def test_conv2d_matches_the_direct_reference(case, mode):
                                atol=1e-12)
 
 
+def test_compiled_convolutions_of_run_time_sizes_call_blas_on_an_im2col_matrix():
+    x, w = T.tensor4("x"), T.tensor4("w")
+    f = theano.function([x, w], T.nnet.conv2d(x, w, border_mode="full", subsample=(2, 1)))
+    assert "cblas_dgemm" in f.ir("loops")
+
+
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_the_direct_loop_nest_matches_the_reference(case, monkeypatch):
+    from lowering.passes.bufferize import conv_gemm
+
+    monkeypatch.setattr(conv_gemm, "use_gemm", lambda *args: False)
+    x, w = T.tensor4("x"), T.tensor4("w")
+    # A graph no other test compiles: the code compiled for it is the direct nest's.
+    f = theano.function([x, w], T.nnet.conv2d(x, w, **case) + 0.25)
+    assert "cblas" not in f.ir("loops")
+    xv, wv = rng().standard_normal((2, 3, 9, 8)), rng(1).standard_normal((4, 3, 3, 2))
+    np.testing.assert_allclose(f(xv, wv), reference_conv2d(xv, wv, **case) + 0.25, rtol=1e-10,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_float32_conv2d_with_static_shapes(mode):
     x = T.TensorType("float32", (False, True, False, False))("x")

@@ -132,7 +132,8 @@ def _scatter_nest(ctx, geo, w_reader, inner) -> None:
     ctx.loop_nest([geo.batch, geo.outputs, geo.out_rows], per_row)
 
 
-def _load(b: Builder, buffer, indices):
+def load_at(b: Builder, buffer, indices):
+    """The element of ``buffer`` at ``indices``, loaded where ``b`` inserts."""
     return b.insert(LoadOp.build(buffer, list(indices))).result
 
 
@@ -149,6 +150,9 @@ def _lower_conv2d(ctx, op):
         geo = ConvGeometry(ctx, op, op.input, op.filters)
     except AlwaysFails:
         return [ctx.unreachable(rt)]
+    from .conv_gemm import lower_conv2d_gemm, use_gemm  # the large sizes' path builds on this
+    if use_gemm(ctx, geo, rt.element):
+        return [lower_conv2d_gemm(ctx, op, geo)]
     out = _zeroed(ctx, rt, [geo.batch, geo.outputs, geo.out_rows, geo.out_cols])
     x = ctx.reader(op.input, [0, 1, 2, 3])
     w = ctx.reader(op.filters, [0, 1, 2, 3])
@@ -158,7 +162,7 @@ def _lower_conv2d(ctx, op):
             a = ctx.arith(bj)
             col = a.add(col_base, a.mul(j, geo.stride[1]))
             product = a.apply(scalar.MulOp, x.load(bj, [n, c, y, col]), weight)
-            total = a.apply(scalar.AddOp, _load(bj, out.buffer, [n, o, i, j]), product)
+            total = a.apply(scalar.AddOp, load_at(bj, out.buffer, [n, o, i, j]), product)
             ctx.store(bj, total, out.buffer, [n, o, i, j])
 
         for_range(ctx, b, j_first, j_last, column)
@@ -183,7 +187,7 @@ def _lower_conv2d_grad_inputs(ctx, op):
             a = ctx.arith(bj)
             col = a.add(col_base, a.mul(j, geo.stride[1]))
             product = a.apply(scalar.MulOp, g.load(bj, [n, o, i, j]), weight)
-            total = a.apply(scalar.AddOp, _load(bj, gx.buffer, [n, c, y, col]), product)
+            total = a.apply(scalar.AddOp, load_at(bj, gx.buffer, [n, c, y, col]), product)
             ctx.store(bj, total, gx.buffer, [n, c, y, col])
 
         for_range(ctx, b, j_first, j_last, column)
