@@ -170,3 +170,15 @@ def test_logreg_with_shared_data_trains_in_float32():
     np.testing.assert_allclose(xent, want_xent, rtol=1e-4)
     np.testing.assert_allclose(example.w.get_value(), want_w, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(example.b.get_value(), want_b, rtol=1e-4)
+
+
+# -- LeNet: convolution and pooling layers trained on synthetic digits ----------------------------
+
+
+def test_lenet_trains_on_synthetic_digits_and_its_cost_falls():
+    example = load("lenet")
+    costs, accuracy = example.train_model(epochs=4, samples=200, batch_size=20, nkerns=(4, 8),
+                                          hidden=32, learning_rate=0.3, verbose=False)
+    assert all(later < earlier for earlier, later in zip(costs, costs[1:])), costs
+    assert costs[-1] < 0.8 * costs[0], costs
+    assert accuracy > 0.3  # ten classes: chance is 0.1
