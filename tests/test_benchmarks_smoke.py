@@ -33,6 +33,8 @@ TINY = {
     "mean": {"n": 16},
     "matmul": {"n": 8},
     "logreg": {"n": 6, "features": 4, "calls": 3},
+    "lenet-fwd": {"batch": 2, "filters": 3},
+    "lenet-grad": {"batch": 2, "filters": 3},
 }
 QUIET = {"repeats": 1, "min_seconds": 0.0}
 

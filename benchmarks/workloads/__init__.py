@@ -1,10 +1,12 @@
 """Every timed workload, in report order.
 
 >>> [w.name for w in WORKLOADS]
-['tiny-call', 'exp-check', 'expr-1e6', 'expr-1e7', 'logreg', 'sum-axis1', 'mean', 'matmul']
+['tiny-call', 'exp-check', 'expr-1e6', 'expr-1e7', 'logreg', 'sum-axis1', 'mean', 'matmul', 'lenet-fwd', 'lenet-grad']
 """
 from . import exp_check, expression, logreg, matmul, reductions, tiny_call
+from . import lenet_layer
 from .base import Workload  # noqa: F401
 
 WORKLOADS = [tiny_call.WORKLOAD, exp_check.WORKLOAD, expression.SMALL, expression.LARGE,
-             logreg.WORKLOAD, reductions.SUM_AXIS1, reductions.MEAN, matmul.WORKLOAD]
+             logreg.WORKLOAD, reductions.SUM_AXIS1, reductions.MEAN, matmul.WORKLOAD,
+             lenet_layer.WORKLOAD_FORWARD, lenet_layer.WORKLOAD_GRAD]

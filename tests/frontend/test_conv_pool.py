@@ -302,6 +302,21 @@ def test_conv2d_gradients_match_finite_differences(case, mode):
     check_grads(lambda x, w: (T.nnet.conv2d(x, w, **case) * weights).sum(), [xv, wv], mode)
 
 
+@pytest.mark.parametrize("case", [
+    dict(border_mode="full", subsample=(2, 1)), dict(border_mode=(1, 2), filter_flip=False),
+    dict(border_mode="half", subsample=(2, 3), filter_dilation=(1, 2)),
+], ids=str)
+def test_the_direct_loop_nests_of_the_gradients_match_finite_differences(case, monkeypatch):
+    from lowering.passes.bufferize import conv_gemm
+
+    monkeypatch.setattr(conv_gemm, "use_gemm", lambda *args: False)
+    xv = rng().standard_normal((2, 2, 6, 7))
+    wv = rng(1).standard_normal((3, 2, 3, 2))
+    weights = rng(3).standard_normal(reference_conv2d(xv, wv, **case).shape)
+    check_grads(lambda x, w: (T.nnet.conv2d(x, w, **case) * weights).sum() * 0.5, [xv, wv],
+                "FAST_RUN")
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("pool_mode", ["max", "sum", "average_inc_pad", "average_exc_pad"])
 @pytest.mark.parametrize("case", [

@@ -19,8 +19,8 @@ computed from the loop indices in the loop bodies (index arithmetic the code gen
 Sizes known only at run time are checked: the channels of the input and the filters agree, the
 filters fit the padded input, and a gradient op's output gradient has the forward result's shape.
 
-Large forward convolutions go to ``bufferize.conv_gemm`` instead (im2col and one BLAS product;
-see there for the measured threshold).
+Large forward convolutions and filter gradients go to ``bufferize.conv_gemm`` instead (im2col
+and one BLAS product; see there for the measured threshold).
 """
 from __future__ import annotations
 
@@ -203,6 +203,9 @@ def _lower_conv2d_grad_filters(ctx, op):
         geo = ConvGeometry(ctx, op, op.input, op.filters, op.output_grad)
     except AlwaysFails:
         return [ctx.unreachable(rt)]
+    from .conv_gemm import lower_conv2d_grad_filters_gemm, use_gemm
+    if use_gemm(ctx, geo, rt.element):
+        return [lower_conv2d_grad_filters_gemm(ctx, op, geo)]
     gw = ctx.fresh(rt, [geo.outputs, geo.channels, geo.krows, geo.kcols])
     x = ctx.reader(op.input, [0, 1, 2, 3])
     g = ctx.reader(op.output_grad, [0, 1, 2, 3])

@@ -1,4 +1,5 @@
-"""Bufferize a large ``tensor.conv2d`` as im2col and one BLAS product.
+"""Bufferize a large ``tensor.conv2d`` (and ``tensor.conv2d_grad_filters``) as im2col and one
+BLAS product.
 
 With ``P = out_rows * out_cols`` and ``K = channels * krows * kcols``:
 
@@ -11,6 +12,10 @@ With ``P = out_rows * out_cols`` and ``K = channels * krows * kcols``:
 3. ``cblas_?gemm``: ``(O, K) . (K, N * P)``, one call;
 4. the ``(O, N * P)`` product is copied into the ``(N, O, out_rows, out_cols)`` result
    (``loops.parallel`` over the batch, contiguous rows).
+
+The filter gradient is the same product the other way round: the output gradient as an
+``(O, N * P)`` matrix times the transposed column matrix gives the ``(O, K)`` gradient, copied
+back into the filters' shape (flipped where the filters were).
 
 The product does all of the multiply-adds at BLAS speed; the price is the two copies and the
 memory of the column matrix (``K`` times the output of one filter).
@@ -47,7 +52,7 @@ from lowering.ir.types import F32, F64, TensorType
 
 from .conv import for_range, load_at, valid_range
 from .core import Lowered
-from .dot import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR
+from .dot import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS
 
 CONV_GEMM_MIN_WORK = 2048
 
@@ -68,35 +73,11 @@ def use_gemm(ctx, geo, element) -> bool:
     return work >= CONV_GEMM_MIN_WORK
 
 
-def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
-    """The result of ``tensor.conv2d`` ``op`` by im2col and ``cblas_?gemm``."""
-    ix = ctx.ix
-    rt = op.result.type
-    element = rt.element
-    taps = ix.mul(geo.krows, geo.kcols)
-    depth = ix.mul(geo.channels, taps)
-    positions = ix.mul(geo.out_rows, geo.out_cols)
-    columns = ix.mul(geo.batch, positions)
-    matrix = TensorType((None, None), element)
-    ctx.check_size([depth, columns], element, "the im2col matrix")
-    ctx.check_size([geo.outputs, columns], element, "the product")
+def _im2col(ctx, geo, op, element, depth, positions, columns):
+    """The ``(K, N * P)`` column matrix of ``op``'s input (see the module docstring)."""
+    taps = ctx.ix.mul(geo.krows, geo.kcols)
     x = ctx.reader(op.input, [0, 1, 2, 3])
-    w = ctx.reader(op.filters, [0, 1, 2, 3])
-
-    # 1. the filters as an (O, K) matrix
-    filters = ctx.alloc(matrix, [geo.outputs, depth])
-
-    def filter_row(b, ivs):
-        o, c, a, bcol = ivs
-        s = ctx.arith(b)
-        k = s.add(s.mul(c, taps), s.add(s.mul(a, geo.kcols), bcol))
-        value = w.load(b, [o, c, geo.tap(a, geo.krows, s), geo.tap(bcol, geo.kcols, s)])
-        ctx.store(b, value, filters, [o, k])
-
-    ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], filter_row)
-
-    # 2. im2col
-    cols = ctx.alloc(matrix, [depth, columns])
+    cols = ctx.alloc(TensorType((None, None), element), [depth, columns])
     if any(p != 0 for p in geo.pads):
         ctx.b.insert(FillOp.build(ctx.constant(0, element), cols))
 
@@ -129,19 +110,64 @@ def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
         for_range(ctx, b0, 0, geo.kcols, per_tap_col)
 
     ctx.loop_nest([geo.batch, geo.channels, geo.krows], per_image)
+    return cols
 
-    # 3. (O, K) . (K, N * P)
-    product = ctx.alloc(matrix, [geo.outputs, columns])
+
+def _gemm(ctx, element, trans_b: bool, m, n, k, a, lda, b, ldb, c, ldc) -> None:
+    """``c = a . op(b)`` by ``cblas_?gemm`` (row-major; ``op`` transposes where ``trans_b``);
+    an empty contraction gives zeros."""
+    ix = ctx.ix
+    if isinstance(k, int) and k == 0:
+        ctx.b.insert(FillOp.build(ctx.constant(0, element), c))
+        return
     prefix = "s" if element == F32 else "d"
-    no_trans = ctx.constant(CBLAS_NO_TRANS)
-    args = [ctx.constant(CBLAS_ROW_MAJOR), no_trans, no_trans, ix.value(geo.outputs),
-            ix.value(columns), ix.value(depth), ctx.constant(1.0, element), filters,
-            ix.value(ix.max(depth, 1)), cols, ix.value(ix.max(columns, 1)),
-            ctx.constant(0.0, element), product, ix.value(ix.max(columns, 1))]
-    if isinstance(depth, int) and depth == 0:
-        ctx.b.insert(FillOp.build(ctx.constant(0, element), product))
-    else:
-        ctx.b.insert(CallOp.build(f"cblas_{prefix}gemm", args))
+    args = [ctx.constant(CBLAS_ROW_MAJOR), ctx.constant(CBLAS_NO_TRANS),
+            ctx.constant(CBLAS_TRANS if trans_b else CBLAS_NO_TRANS), ix.value(m), ix.value(n),
+            ix.value(k), ctx.constant(1.0, element), a, ix.value(ix.max(lda, 1)), b,
+            ix.value(ix.max(ldb, 1)), ctx.constant(0.0, element), c, ix.value(ix.max(ldc, 1))]
+    ctx.b.insert(CallOp.build(f"cblas_{prefix}gemm", args))
+
+
+def _matrix_sizes(ctx, geo, element):
+    """``K``, ``P``, ``N * P``, with the size checks of the two large matrices."""
+    ix = ctx.ix
+    depth = ix.mul(geo.channels, ix.mul(geo.krows, geo.kcols))
+    positions = ix.mul(geo.out_rows, geo.out_cols)
+    columns = ix.mul(geo.batch, positions)
+    ctx.check_size([depth, columns], element, "the im2col matrix")
+    ctx.check_size([geo.outputs, columns], element, "the product")
+    return depth, positions, columns
+
+
+def _filter_index(ctx, geo, s, c, a, bcol):
+    """The column of filter element ``(c, a, b)`` in the ``(O, K)`` filter matrix."""
+    return s.add(s.mul(c, s.mul(geo.krows, geo.kcols)), s.add(s.mul(a, geo.kcols), bcol))
+
+
+def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
+    """The result of ``tensor.conv2d`` ``op`` by im2col and ``cblas_?gemm``."""
+    rt = op.result.type
+    element = rt.element
+    matrix = TensorType((None, None), element)
+    depth, positions, columns = _matrix_sizes(ctx, geo, element)
+    w = ctx.reader(op.filters, [0, 1, 2, 3])
+
+    # 1. the filters as an (O, K) matrix
+    filters = ctx.alloc(matrix, [geo.outputs, depth])
+
+    def filter_row(b, ivs):
+        o, c, a, bcol = ivs
+        s = ctx.arith(b)
+        value = w.load(b, [o, c, geo.tap(a, geo.krows, s), geo.tap(bcol, geo.kcols, s)])
+        ctx.store(b, value, filters, [o, _filter_index(ctx, geo, s, c, a, bcol)])
+
+    ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], filter_row)
+
+    # 2. im2col, 3. (O, K) . (K, N * P)
+    cols = _im2col(ctx, geo, op, element, depth, positions, columns)
+    product = ctx.alloc(matrix, [geo.outputs, columns])
+    _gemm(ctx, element, False, geo.outputs, columns, depth, filters, depth, cols, columns,
+          product, columns)
 
     # 4. (O, N * P) -> (N, O, rows, cols)
     out = ctx.fresh(rt, [geo.batch, geo.outputs, geo.out_rows, geo.out_cols])
@@ -160,3 +186,45 @@ def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
 
     ctx.loop_nest([geo.batch, geo.outputs, geo.out_rows], copy_row)
     return out
+
+
+def lower_conv2d_grad_filters_gemm(ctx, op, geo) -> Lowered:
+    """The result of ``tensor.conv2d_grad_filters`` ``op``: the output gradient as an
+    ``(O, N * P)`` matrix times the transposed column matrix of the input, one
+    ``cblas_?gemm``, then scattered into the filters' shape (flipped back)."""
+    rt = op.result.type
+    element = rt.element
+    matrix = TensorType((None, None), element)
+    depth, positions, columns = _matrix_sizes(ctx, geo, element)
+    g = ctx.reader(op.output_grad, [0, 1, 2, 3])
+
+    grads = ctx.alloc(matrix, [geo.outputs, columns])
+
+    def grad_row(b, ivs):
+        n, o, i = ivs
+        s = ctx.arith(b)
+        start = s.add(s.mul(n, positions), s.mul(i, geo.out_cols))
+
+        def element_at(bj, j):
+            sj = ctx.arith(bj)
+            ctx.store(bj, g.load(bj, [n, o, i, j]), grads, [o, sj.add(start, j)])
+
+        for_range(ctx, b, 0, geo.out_cols, element_at)
+
+    ctx.loop_nest([geo.batch, geo.outputs, geo.out_rows], grad_row)
+    cols = _im2col(ctx, geo, op, element, depth, positions, columns)
+    product = ctx.alloc(matrix, [geo.outputs, depth])
+    _gemm(ctx, element, True, geo.outputs, depth, columns, grads, columns, cols, columns,
+          product, depth)
+
+    gw = ctx.fresh(rt, [geo.outputs, geo.channels, geo.krows, geo.kcols])
+
+    def filter_element(b, ivs):
+        o, c, a, bcol = ivs
+        s = ctx.arith(b)
+        value = load_at(b, product, [o, _filter_index(ctx, geo, s, c, a, bcol)])
+        ctx.store(b, value, gw.buffer, [o, c, geo.tap(a, geo.krows, s),
+                                        geo.tap(bcol, geo.kcols, s)])
+
+    ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], filter_element)
+    return gw
