@@ -50,7 +50,7 @@ from __future__ import annotations
 from lowering.dialects.loops import CallOp, FillOp
 from lowering.ir.types import F32, F64, TensorType
 
-from .conv import for_range, load_at, valid_range
+from .conv_geometry import for_range, load_at, valid_range
 from .core import Lowered
 from .dot import CBLAS_NO_TRANS, CBLAS_ROW_MAJOR, CBLAS_TRANS
 
