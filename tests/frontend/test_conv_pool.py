@@ -135,9 +135,9 @@ def test_compiled_convolutions_of_run_time_sizes_call_blas_on_an_im2col_matrix()
 
 @pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_the_direct_loop_nest_matches_the_reference(case, monkeypatch):
-    from lowering.passes.bufferize import conv_gemm
+    from lowering.passes.bufferize import conv as conv_lowering
 
-    monkeypatch.setattr(conv_gemm, "use_gemm", lambda *args: False)
+    monkeypatch.setattr(conv_lowering, "use_gemm", lambda *args: False)
     x, w = T.tensor4("x"), T.tensor4("w")
     # A graph no other test compiles: the code compiled for it is the direct nest's.
     f = theano.function([x, w], T.nnet.conv2d(x, w, **case) + 0.25)
@@ -307,9 +307,9 @@ def test_conv2d_gradients_match_finite_differences(case, mode):
     dict(border_mode="half", subsample=(2, 3), filter_dilation=(1, 2)),
 ], ids=str)
 def test_the_direct_loop_nests_of_the_gradients_match_finite_differences(case, monkeypatch):
-    from lowering.passes.bufferize import conv_gemm
+    from lowering.passes.bufferize import conv as conv_lowering
 
-    monkeypatch.setattr(conv_gemm, "use_gemm", lambda *args: False)
+    monkeypatch.setattr(conv_lowering, "use_gemm", lambda *args: False)
     xv = rng().standard_normal((2, 2, 6, 7))
     wv = rng(1).standard_normal((3, 2, 3, 2))
     weights = rng(3).standard_normal(reference_conv2d(xv, wv, **case).shape)

@@ -34,9 +34,11 @@ from .core import BUFFERIZE, AlwaysFails
 from .reductions import reassociable
 
 
-def _scatter_nest(ctx, geo, w_reader, inner) -> None:
-    """``parallel n, for o, i, c, a (rows that meet), b``: calls
-    ``inner(builder, n, o, i, c, y, j_first, j_last, col_base, weight)``."""
+def _scatter_nest(ctx, geo, w_reader, source, target, where) -> None:
+    """``parallel n, for o, i, c, a (rows that meet), b, j (columns that meet)``:
+    ``target[where(...)] += source.load(...) * w[o, c, a', b']``, where ``source`` is read at
+    ``where``'s other end: the input at ``(n, c, y, x)`` for the forward op, the output gradient
+    at ``(n, o, i, j)`` for the input gradient (``where`` gives ``(read_at, write_at)``)."""
 
     def per_row(b0, ivs):
         n, o, i = ivs
@@ -52,9 +54,17 @@ def _scatter_nest(ctx, geo, w_reader, inner) -> None:
                 def per_tap_col(b3, bcol):
                     ib = ctx.arith(b3)
                     (j_first, j_last), col_base = geo.cols_of_tap(ib, bcol)
-                    bf = geo.tap(bcol, geo.kcols, ib)
-                    weight = w_reader.load(b3, [o, c, af, bf])
-                    inner(b3, n, o, i, c, y, j_first, j_last, col_base, weight)
+                    weight = w_reader.load(b3, [o, c, af, geo.tap(bcol, geo.kcols, ib)])
+
+                    def column(bj, j):
+                        s = ctx.arith(bj)
+                        x_col = s.add(col_base, s.mul(j, geo.stride[1]))
+                        read_at, write_at = where(n, o, i, j, c, y, x_col)
+                        product = s.apply(scalar.MulOp, source.load(bj, read_at), weight)
+                        total = s.apply(scalar.AddOp, load_at(bj, target, write_at), product)
+                        ctx.store(bj, total, target, write_at)
+
+                    for_range(ctx, b3, j_first, j_last, column)
 
                 for_range(ctx, b2, 0, geo.kcols, per_tap_col)
 
@@ -84,17 +94,10 @@ def _lower_conv2d(ctx, op):
     x = ctx.reader(op.input, [0, 1, 2, 3])
     w = ctx.reader(op.filters, [0, 1, 2, 3])
 
-    def accumulate(b, n, o, i, c, y, j_first, j_last, col_base, weight):
-        def column(bj, j):
-            a = ctx.arith(bj)
-            col = a.add(col_base, a.mul(j, geo.stride[1]))
-            product = a.apply(scalar.MulOp, x.load(bj, [n, c, y, col]), weight)
-            total = a.apply(scalar.AddOp, load_at(bj, out.buffer, [n, o, i, j]), product)
-            ctx.store(bj, total, out.buffer, [n, o, i, j])
+    def where(n, o, i, j, c, y, x_col):
+        return [n, c, y, x_col], [n, o, i, j]
 
-        for_range(ctx, b, j_first, j_last, column)
-
-    _scatter_nest(ctx, geo, w, accumulate)
+    _scatter_nest(ctx, geo, w, x, out.buffer, where)
     return [out]
 
 
@@ -109,17 +112,10 @@ def _lower_conv2d_grad_inputs(ctx, op):
     g = ctx.reader(op.output_grad, [0, 1, 2, 3])
     w = ctx.reader(op.filters, [0, 1, 2, 3])
 
-    def scatter(b, n, o, i, c, y, j_first, j_last, col_base, weight):
-        def column(bj, j):
-            a = ctx.arith(bj)
-            col = a.add(col_base, a.mul(j, geo.stride[1]))
-            product = a.apply(scalar.MulOp, g.load(bj, [n, o, i, j]), weight)
-            total = a.apply(scalar.AddOp, load_at(bj, gx.buffer, [n, c, y, col]), product)
-            ctx.store(bj, total, gx.buffer, [n, c, y, col])
+    def where(n, o, i, j, c, y, x_col):
+        return [n, o, i, j], [n, c, y, x_col]
 
-        for_range(ctx, b, j_first, j_last, column)
-
-    _scatter_nest(ctx, geo, w, scatter)
+    _scatter_nest(ctx, geo, w, g, gx.buffer, where)
     return [gx]
 
 
