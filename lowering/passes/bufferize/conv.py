@@ -19,7 +19,7 @@ computed from the loop indices in the loop bodies (index arithmetic the code gen
 Sizes known only at run time are checked: the channels of the input and the filters agree, the
 filters fit the padded input, and a gradient op's output gradient has the forward result's shape.
 
-Large forward convolutions and filter gradients go to ``bufferize.conv_gemm`` instead (im2col
+Large convolutions and their gradients go to ``bufferize.conv_gemm`` instead (im2col or col2im
 and one BLAS product; see there for the measured threshold).
 """
 from __future__ import annotations
@@ -28,7 +28,8 @@ from lowering.dialects import scalar
 from lowering.dialects.loops import FillOp
 from lowering.dialects.tensor import Conv2dGradFiltersOp, Conv2dGradInputsOp, Conv2dOp
 
-from .conv_gemm import lower_conv2d_gemm, lower_conv2d_grad_filters_gemm, use_gemm
+from .conv_gemm import (lower_conv2d_gemm, lower_conv2d_grad_filters_gemm,
+                        lower_conv2d_grad_inputs_gemm, use_gemm)
 from .conv_geometry import ConvGeometry, for_range, load_at, valid_range
 from .core import BUFFERIZE, AlwaysFails
 from .reductions import reassociable
@@ -108,6 +109,8 @@ def _lower_conv2d_grad_inputs(ctx, op):
         geo = ConvGeometry(ctx, op, op.input, op.filters, op.output_grad)
     except AlwaysFails:
         return [ctx.unreachable(rt)]
+    if use_gemm(ctx, geo, rt.element):
+        return [lower_conv2d_grad_inputs_gemm(ctx, op, geo)]
     gx = _zeroed(ctx, rt, [geo.batch, geo.channels, geo.rows, geo.cols])
     g = ctx.reader(op.output_grad, [0, 1, 2, 3])
     w = ctx.reader(op.filters, [0, 1, 2, 3])

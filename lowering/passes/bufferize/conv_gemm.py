@@ -1,4 +1,4 @@
-"""Bufferize a large ``tensor.conv2d`` (and ``tensor.conv2d_grad_filters``) as im2col and one
+"""Bufferize a large ``tensor.conv2d`` and its two gradients with im2col (or col2im) and one
 BLAS product.
 
 With ``P = out_rows * out_cols`` and ``K = channels * krows * kcols``:
@@ -15,7 +15,10 @@ With ``P = out_rows * out_cols`` and ``K = channels * krows * kcols``:
 
 The filter gradient is the same product the other way round: the output gradient as an
 ``(O, N * P)`` matrix times the transposed column matrix gives the ``(O, K)`` gradient, copied
-back into the filters' shape (flipped where the filters were).
+back into the filters' shape (flipped where the filters were). The input gradient is the
+transposed filter matrix times that gradient matrix: the gradient of the column matrix, whose
+elements col2im adds back into the input elements they were read from (``loops.parallel`` over
+the batch, so no two threads write one element).
 
 The product does all of the multiply-adds at BLAS speed; the price is the two copies and the
 memory of the column matrix (``K`` times the output of one filter).
@@ -47,6 +50,7 @@ column), which the BLAS configuration, not this choice, decides.
 """
 from __future__ import annotations
 
+from lowering.dialects import scalar
 from lowering.dialects.loops import CallOp, FillOp
 from lowering.ir.types import F32, F64, TensorType
 
@@ -73,13 +77,11 @@ def use_gemm(ctx, geo, element) -> bool:
     return work >= CONV_GEMM_MIN_WORK
 
 
-def _im2col(ctx, geo, op, element, depth, positions, columns):
-    """The ``(K, N * P)`` column matrix of ``op``'s input (see the module docstring)."""
+def _each_pair(ctx, geo, positions, visit) -> None:
+    """Call ``visit(builder, input_index, column_index)`` for every element of the column
+    matrix that holds an input element (``loops.parallel`` over the batch, innermost along an
+    output row): im2col reads the input there, col2im adds back into the input gradient."""
     taps = ctx.ix.mul(geo.krows, geo.kcols)
-    x = ctx.reader(op.input, [0, 1, 2, 3])
-    cols = ctx.alloc(TensorType((None, None), element), [depth, columns])
-    if any(p != 0 for p in geo.pads):
-        ctx.b.insert(FillOp.build(ctx.constant(0, element), cols))
 
     def per_image(b0, ivs):
         n, c, a = ivs
@@ -101,7 +103,7 @@ def _im2col(ctx, geo, op, element, depth, positions, columns):
                 def per_col(b3, j):
                     s3 = ctx.arith(b3)
                     col = s3.add(col_base, s3.mul(j, geo.stride[1]))
-                    ctx.store(b3, x.load(b3, [n, c, y, col]), cols, [k, s3.add(row_start, j)])
+                    visit(b3, [n, c, y, col], [k, s3.add(row_start, j)])
 
                 for_range(ctx, b2, j_first, j_last, per_col)
 
@@ -110,18 +112,29 @@ def _im2col(ctx, geo, op, element, depth, positions, columns):
         for_range(ctx, b0, 0, geo.kcols, per_tap_col)
 
     ctx.loop_nest([geo.batch, geo.channels, geo.krows], per_image)
+
+
+def _im2col(ctx, geo, op, element, depth, positions, columns):
+    """The ``(K, N * P)`` column matrix of ``op``'s input (see the module docstring)."""
+    x = ctx.reader(op.input, [0, 1, 2, 3])
+    cols = ctx.alloc(TensorType((None, None), element), [depth, columns])
+    if any(p != 0 for p in geo.pads):
+        ctx.b.insert(FillOp.build(ctx.constant(0, element), cols))
+    _each_pair(ctx, geo, positions,
+               lambda b, at_input, at_cols: ctx.store(b, x.load(b, at_input), cols, at_cols))
     return cols
 
 
-def _gemm(ctx, element, trans_b: bool, m, n, k, a, lda, b, ldb, c, ldc) -> None:
-    """``c = a . op(b)`` by ``cblas_?gemm`` (row-major; ``op`` transposes where ``trans_b``);
-    an empty contraction gives zeros."""
+def _gemm(ctx, element, trans_a: bool, trans_b: bool, m, n, k, a, lda, b, ldb, c,
+          ldc) -> None:
+    """``c = op(a) . op(b)`` by ``cblas_?gemm`` (row-major; ``op`` transposes where
+    ``trans_a``/``trans_b`` say); an empty contraction gives zeros."""
     ix = ctx.ix
     if isinstance(k, int) and k == 0:
         ctx.b.insert(FillOp.build(ctx.constant(0, element), c))
         return
     prefix = "s" if element == F32 else "d"
-    args = [ctx.constant(CBLAS_ROW_MAJOR), ctx.constant(CBLAS_NO_TRANS),
+    args = [ctx.constant(CBLAS_ROW_MAJOR), ctx.constant(CBLAS_TRANS if trans_a else CBLAS_NO_TRANS),
             ctx.constant(CBLAS_TRANS if trans_b else CBLAS_NO_TRANS), ix.value(m), ix.value(n),
             ix.value(k), ctx.constant(1.0, element), a, ix.value(ix.max(lda, 1)), b,
             ix.value(ix.max(ldb, 1)), ctx.constant(0.0, element), c, ix.value(ix.max(ldc, 1))]
@@ -144,16 +157,10 @@ def _filter_index(ctx, geo, s, c, a, bcol):
     return s.add(s.mul(c, s.mul(geo.krows, geo.kcols)), s.add(s.mul(a, geo.kcols), bcol))
 
 
-def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
-    """The result of ``tensor.conv2d`` ``op`` by im2col and ``cblas_?gemm``."""
-    rt = op.result.type
-    element = rt.element
-    matrix = TensorType((None, None), element)
-    depth, positions, columns = _matrix_sizes(ctx, geo, element)
+def _filter_matrix(ctx, geo, op, element, depth):
+    """The filters, flipped where ``filter_flip`` says, as a contiguous ``(O, K)`` matrix."""
     w = ctx.reader(op.filters, [0, 1, 2, 3])
-
-    # 1. the filters as an (O, K) matrix
-    filters = ctx.alloc(matrix, [geo.outputs, depth])
+    filters = ctx.alloc(TensorType((None, None), element), [geo.outputs, depth])
 
     def filter_row(b, ivs):
         o, c, a, bcol = ivs
@@ -162,14 +169,44 @@ def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
         ctx.store(b, value, filters, [o, _filter_index(ctx, geo, s, c, a, bcol)])
 
     ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], filter_row)
+    return filters
 
-    # 2. im2col, 3. (O, K) . (K, N * P)
+
+def _grad_matrix(ctx, geo, op, element, positions, columns):
+    """The output gradient ``(N, O, rows, cols)`` as an ``(O, N * P)`` matrix."""
+    g = ctx.reader(op.output_grad, [0, 1, 2, 3])
+    grads = ctx.alloc(TensorType((None, None), element), [geo.outputs, columns])
+
+    def grad_row(b, ivs):
+        n, o, i = ivs
+        s = ctx.arith(b)
+        start = s.add(s.mul(n, positions), s.mul(i, geo.out_cols))
+
+        def element_at(bj, j):
+            sj = ctx.arith(bj)
+            ctx.store(bj, g.load(bj, [n, o, i, j]), grads, [o, sj.add(start, j)])
+
+        for_range(ctx, b, 0, geo.out_cols, element_at)
+
+    ctx.loop_nest([geo.batch, geo.outputs, geo.out_rows], grad_row)
+    return grads
+
+
+def lower_conv2d_gemm(ctx, op, geo) -> Lowered:
+    """The result of ``tensor.conv2d`` ``op`` by im2col and ``cblas_?gemm``."""
+    rt = op.result.type
+    element = rt.element
+    matrix = TensorType((None, None), element)
+    depth, positions, columns = _matrix_sizes(ctx, geo, element)
+
+    filters = _filter_matrix(ctx, geo, op, element, depth)
+    # im2col, then (O, K) . (K, N * P)
     cols = _im2col(ctx, geo, op, element, depth, positions, columns)
     product = ctx.alloc(matrix, [geo.outputs, columns])
-    _gemm(ctx, element, False, geo.outputs, columns, depth, filters, depth, cols, columns,
+    _gemm(ctx, element, False, False, geo.outputs, columns, depth, filters, depth, cols, columns,
           product, columns)
 
-    # 4. (O, N * P) -> (N, O, rows, cols)
+    # (O, N * P) -> (N, O, rows, cols)
     out = ctx.fresh(rt, [geo.batch, geo.outputs, geo.out_rows, geo.out_cols])
 
     def copy_row(b, ivs):
@@ -196,25 +233,11 @@ def lower_conv2d_grad_filters_gemm(ctx, op, geo) -> Lowered:
     element = rt.element
     matrix = TensorType((None, None), element)
     depth, positions, columns = _matrix_sizes(ctx, geo, element)
-    g = ctx.reader(op.output_grad, [0, 1, 2, 3])
 
-    grads = ctx.alloc(matrix, [geo.outputs, columns])
-
-    def grad_row(b, ivs):
-        n, o, i = ivs
-        s = ctx.arith(b)
-        start = s.add(s.mul(n, positions), s.mul(i, geo.out_cols))
-
-        def element_at(bj, j):
-            sj = ctx.arith(bj)
-            ctx.store(bj, g.load(bj, [n, o, i, j]), grads, [o, sj.add(start, j)])
-
-        for_range(ctx, b, 0, geo.out_cols, element_at)
-
-    ctx.loop_nest([geo.batch, geo.outputs, geo.out_rows], grad_row)
+    grads = _grad_matrix(ctx, geo, op, element, positions, columns)
     cols = _im2col(ctx, geo, op, element, depth, positions, columns)
     product = ctx.alloc(matrix, [geo.outputs, depth])
-    _gemm(ctx, element, True, geo.outputs, depth, columns, grads, columns, cols, columns,
+    _gemm(ctx, element, False, True, geo.outputs, depth, columns, grads, columns, cols, columns,
           product, depth)
 
     gw = ctx.fresh(rt, [geo.outputs, geo.channels, geo.krows, geo.kcols])
@@ -228,3 +251,28 @@ def lower_conv2d_grad_filters_gemm(ctx, op, geo) -> Lowered:
 
     ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], filter_element)
     return gw
+
+
+def lower_conv2d_grad_inputs_gemm(ctx, op, geo) -> Lowered:
+    """The result of ``tensor.conv2d_grad_inputs`` ``op``: the transposed filter matrix times
+    the output gradient as an ``(O, N * P)`` matrix, one ``cblas_?gemm`` giving the gradient of
+    the column matrix, then col2im: each column-matrix element added back into the input
+    element it was read from (parallel over the batch: no two threads write one element)."""
+    rt = op.result.type
+    element = rt.element
+    depth, positions, columns = _matrix_sizes(ctx, geo, element)
+    filters = _filter_matrix(ctx, geo, op, element, depth)
+    grads = _grad_matrix(ctx, geo, op, element, positions, columns)
+    cols = ctx.alloc(TensorType((None, None), element), [depth, columns])
+    _gemm(ctx, element, True, False, depth, columns, geo.outputs, filters, depth, grads,
+          columns, cols, columns)
+    gx = ctx.fresh(rt, [geo.batch, geo.channels, geo.rows, geo.cols])
+    ctx.b.insert(FillOp.build(ctx.constant(0, element), gx.buffer))
+
+    def add_back(b, at_input, at_cols):
+        s = ctx.arith(b)
+        total = s.apply(scalar.AddOp, load_at(b, gx.buffer, at_input), load_at(b, cols, at_cols))
+        ctx.store(b, total, gx.buffer, at_input)
+
+    _each_pair(ctx, geo, positions, add_back)
+    return gx
