@@ -62,3 +62,9 @@ from lowering.frontend.grids import mgrid, ogrid  # noqa: F401,E402
 from lowering.frontend.shape_extras import shape_padaxis, specify_shape, stacklists  # noqa: F401,E402
 
 _sys.modules[__name__ + ".xlogx"] = xlogx
+
+# ``T.nnet.conv`` and ``T.signal.pool`` as modules too (``import lowering.tensor.signal.pool``).
+from lowering.frontend import signal  # noqa: E402,F401
+_sys.modules[__name__ + ".nnet.conv"] = nnet.conv
+_sys.modules[__name__ + ".signal"] = signal
+_sys.modules[__name__ + ".signal.pool"] = signal.pool

@@ -35,6 +35,8 @@ TINY = {
     "logreg": {"n": 6, "features": 4, "calls": 3},
     "scan-rnn": {"units": 4, "steps": 6},
     "scan-rnn-grad": {"units": 4, "steps": 6},
+    "lenet-fwd": {"batch": 2, "filters": 3},
+    "lenet-grad": {"batch": 2, "filters": 3},
 }
 QUIET = {"repeats": 1, "min_seconds": 0.0}
 

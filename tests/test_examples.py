@@ -227,3 +227,15 @@ def test_rbm_example_learns_and_its_gibbs_chain_draws_new_samples_each_step():
     first, second = train(0), train(0)
     assert all(not np.array_equal(state.get_value(), old) for state, old in zip(states, before))
     assert first != second
+
+
+# -- LeNet: convolution and pooling layers trained on synthetic digits ----------------------------
+
+
+def test_lenet_trains_on_synthetic_digits_and_its_cost_falls():
+    example = load("lenet")
+    costs, accuracy = example.train_model(epochs=4, samples=200, batch_size=20, nkerns=(4, 8),
+                                          hidden=32, learning_rate=0.3, verbose=False)
+    assert all(later < earlier for earlier, later in zip(costs, costs[1:])), costs
+    assert costs[-1] < 0.8 * costs[0], costs
+    assert accuracy > 0.3  # ten classes: chance is 0.1

@@ -100,3 +100,8 @@ def categorical_crossentropy(coding_dist, true_dist) -> TensorVariable:
     raise GraphBuildError(f"categorical_crossentropy: true_dist ({true}, rank {true.ndim}) must "
                           f"have the rank of coding_dist ({coding}, rank {coding.ndim}) or be a "
                           f"vector of labels for a matrix")
+
+
+# Convolution: ``T.nnet.conv2d`` and the older module ``T.nnet.conv``.
+from .conv import conv2d  # noqa: E402,F401
+from . import nnet_conv as conv  # noqa: E402,F401

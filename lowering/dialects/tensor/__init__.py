@@ -22,6 +22,8 @@ from .branches import IfOp, YieldOp  # noqa: F401
 from .random import RandomOp  # noqa: F401
 from .checks import CheckOp  # noqa: F401
 from .specify_shape import SpecifyShapeOp  # noqa: F401
+from .conv import Conv2dGradFiltersOp, Conv2dGradInputsOp, Conv2dOp  # noqa: F401
+from .pool import Pool2dGradOp, Pool2dOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
 from .scan import ScanOp, ScanYieldOp  # noqa: F401
 from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-step outputs)
