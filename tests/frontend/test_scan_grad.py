@@ -150,3 +150,19 @@ def test_no_gradient_through_until():
                           n_steps=10)
     with pytest.raises(Exception, match="until"):
         T.grad(vals.sum(), x0)
+
+
+@pytest.mark.parametrize("mode", ["INTERP", "FAST_RUN"])
+def test_gradient_of_a_scan_of_zero_steps_is_an_error_naming_the_line(mode):
+    # Theano runs no scan of 0 steps; the gradient says so, with the scan's line.
+    xs, h0, W = T.dvector("xs"), T.dvector("h0"), T.dmatrix("W")
+    hs, _ = theano.scan(lambda x, h, W: T.tanh(T.dot(W, h) + x), sequences=xs,
+                        outputs_info=h0, non_sequences=W)  # the scan's line
+    f = theano.function([xs, h0, W], T.grad(hs.sum(), [h0, W]), mode=mode)
+    H0, W0 = np.ones(2), np.eye(2)
+    g_h0, g_W = f(np.ones(2), H0, W0)
+    assert g_h0.shape == (2,) and g_W.shape == (2, 2)
+    test = test_gradient_of_a_scan_of_zero_steps_is_an_error_naming_the_line
+    line = test.__code__.co_firstlineno + 4
+    with pytest.raises(ValueError, match=rf"test_scan_grad.py:{line}:.*at least one step.*0 steps"):
+        f(np.ones(0), H0, W0)

@@ -12,7 +12,9 @@ backward scan's sequences) and applies the body's own gradient rules to it, give
   ``depth`` rows per fed-back output; one state for taps ``[-1]``) and sums the non-sequences'
   gradients.
 
-After the last backward step the window holds the gradients of the initial rows. Gradients
+After the last backward step the window holds the gradients of the initial rows. As in Theano,
+which runs no scan of 0 steps, the gradient of a scan that ran 0 steps is a run-time error
+naming the scan's line. Gradients
 through a scan that stops with ``until`` are not supported (its number of steps is known only
 when it runs); the rule says so.
 
@@ -27,7 +29,8 @@ from lowering.ir.location import default_location
 from lowering.ir.types import I64, TensorType
 
 from .base import ConstantOp
-from .elementwise import AddOp, CastOp, EqOp, MinimumOp, MulOp
+from .checks import CheckOp
+from .elementwise import AddOp, CastOp, EqOp, GtOp, MinimumOp, MulOp
 from .fused import _detached_ops
 from .gradutil import is_differentiable_type
 from .indexing import IncSubtensorOp, SubtensorOp
@@ -93,12 +96,21 @@ def scan_grad(self: ScanOp, output_grads: list[Value | None]) -> list[Value | No
         return _scan_grad(self, output_grads)
 
 
+def _at_least_one_step(n: Value) -> Value:
+    """``n`` once it is positive. Theano runs no scan of 0 steps (its ``perform`` raises); the
+    gradient, which reads the backward loop's last step, stops with this error instead."""
+    return CheckOp.build(n, GtOp.build(n, _index(0)).result,
+                         "the gradient of scan needs at least one step, and the scan ran "
+                         "0 steps (n_steps is 0)").result
+
+
 def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
     layout = op.layout
     seqs, inits, non_seqs = op.split_operands()
     n = op.n_steps
     if n.type.element != I64:
         n = CastOp.build(n, I64).result
+    n = _at_least_one_step(n)
     truncation = op.truncation
     steps = n if truncation == -1 else MinimumOp.build(n, _index(truncation)).result
     fed = {k: init for k, init in zip(layout.fed_back, inits)}
