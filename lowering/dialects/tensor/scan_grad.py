@@ -14,9 +14,8 @@ backward scan's sequences) and applies the body's own gradient rules to it, give
 
 After the last backward step the window holds the gradients of the initial rows. As in Theano,
 which runs no scan of 0 steps, the gradient of a scan that ran 0 steps is a run-time error
-naming the scan's line. Gradients
-through a scan that stops with ``until`` are not supported (its number of steps is known only
-when it runs); the rule says so.
+naming the scan's line. Through a scan that stops with ``until`` the backward scan runs the
+steps that ran, the length of the forward histories.
 
 >>> from lowering.dialects.tensor.scan import ScanOp
 >>> ScanOp.grad is scan_grad
@@ -35,7 +34,8 @@ from .fused import _detached_ops
 from .gradutil import is_differentiable_type
 from .indexing import IncSubtensorOp, SubtensorOp
 from .scan import ScanOp, ScanYieldOp, state_type
-from .shape_ops import ConcatenateOp, DimShuffleOp, match_type, scalar_constant, zeros_like
+from .shape_ops import (ConcatenateOp, DimShuffleOp, ShapeIOp, match_type, scalar_constant,
+                        zeros_like)
 
 
 def _total(values: list[Value]) -> Value | None:
@@ -89,9 +89,6 @@ def backpropagate(block: Block, cotangents: dict[Value, Value]) -> dict[Value, V
 
 def scan_grad(self: ScanOp, output_grads: list[Value | None]) -> list[Value | None]:
     """One gradient per operand of the scan (see the module docstring)."""
-    if self.flag("until"):
-        raise VerifyError(f"{self.name} at {self.location.short()}: no gradient through a scan "
-                          f"that stops with until", self)
     with default_location(self.location):
         return _scan_grad(self, output_grads)
 
@@ -107,7 +104,9 @@ def _at_least_one_step(n: Value) -> Value:
 def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
     layout = op.layout
     seqs, inits, non_seqs = op.split_operands()
-    n = op.n_steps
+    # With until, the steps that ran: the length of the histories (every result keeps all of
+    # its steps, since the gradient reads them).
+    n = ShapeIOp.build(op.results[0], 0).result if op.flag("until") else op.n_steps
     if n.type.element != I64:
         n = CastOp.build(n, I64).result
     n = _at_least_one_step(n)
