@@ -4,7 +4,8 @@ An op reaches a backend through the layers its dialect passes on the way there, 
 finds what to do with it in its rule table (``lowering.ir.rules``):
 
 - tensor ops run in the interpreter (``INTERPRETER``) and reach both compiled backends through
-  ``bufferize`` (``BUFFERIZE``), which turns them into loops and scalar ops;
+  ``bufferize`` (``BUFFERIZE``), which turns them into loops and scalar ops; on the GPU through
+  ``DEVICE_BUFFERIZE``, which is ``BUFFERIZE`` less the ops a GPU cannot run;
 - loops and scalar ops reach machine code through the CPU lowering (``CPU_LOWERING``) and, on
   the GPU, inside kernels (``GPU_KERNEL``, which falls back to the CPU's rules);
 - gpu ops are run on the device by a kernel (``GPU_KERNEL``) or by the host program
@@ -37,7 +38,7 @@ from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.rules import RuleTable
 from lowering.llvm.cpu.context import CPU_LOWERING
 from lowering.llvm.gpu.ops import GPU_KERNEL
-from lowering.passes.bufferize.core import BUFFERIZE
+from lowering.passes.bufferize.core import BUFFERIZE, DEVICE_BUFFERIZE
 
 from .gpu.host import GPU_HOST
 
@@ -70,7 +71,7 @@ INTERPRETED = Backend("interpreter", {dialect: ((INTERPRETER,),)
                                       for dialect in ("tensor", "loops", "scalar", "gpu", "func")})
 CPU = Backend("CPU", {"tensor": ((BUFFERIZE,),), "loops": ((CPU_LOWERING,),),
                       "scalar": ((CPU_LOWERING,),), "func": ((CPU_LOWERING,),)})
-GPU = Backend("GPU", {"tensor": ((BUFFERIZE,),), "loops": ((GPU_KERNEL,),),
+GPU = Backend("GPU", {"tensor": ((DEVICE_BUFFERIZE,),), "loops": ((GPU_KERNEL,),),
                       "scalar": ((GPU_KERNEL,),), "gpu": ((GPU_KERNEL, GPU_HOST),),
                       "func": ((GPU_KERNEL,),)})
 BACKENDS = (INTERPRETED, CPU, GPU)

@@ -3,6 +3,7 @@ op declared unsupported fails to compile with an error naming it and the user's 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from lowering.frontend.build import apply
 from lowering.ir.context import default_context
 from lowering.ir.core import operand, result
 from lowering.ir.rules import RuleTable
-from lowering.passes.bufferize.core import BUFFERIZE
+from lowering.passes.bufferize.core import BUFFERIZE, DEVICE_BUFFERIZE
 
 
 def test_every_op_has_a_rule_for_each_backend_it_reaches_unless_it_says_why_not():
@@ -56,6 +57,17 @@ def test_the_real_backends_follow_each_dialects_path():
         "no", "external functions (BLAS, C) cannot be called from a GPU kernel")
     assert support(default_context().ops["gpu.thread_id"], CPU) == Support("n/a")
     assert support(default_context().ops["func.func"], INTERPRETED) == Support("structure")
+
+
+def test_ops_a_gpu_cannot_run_are_declared_in_the_device_rules_only():
+    scan = default_context().ops["tensor.scan"]
+    assert support(scan, CPU) == Support("yes")
+    assert support(scan, GPU).state == "no"
+    assert "launched from a host loop" in support(scan, GPU).reason
+    assert DEVICE_BUFFERIZE.find(ExpOp) is BUFFERIZE.find(ExpOp)  # the rest falls back
+    with open(Path(lowering.__file__).parent.parent / "docs" / "ops.md") as f:
+        row = next(line for line in f if line.startswith("| `tensor.scan` |"))
+    assert row.split(" | ")[3].startswith("no: the step's kernels")  # the GPU column
 
 
 def test_gradient_and_pretty_form_come_from_the_op_classes():

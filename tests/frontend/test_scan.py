@@ -176,9 +176,9 @@ def test_the_gpu_backend_refuses_a_scan_with_its_reason():
     with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
         xs, h0 = T.fmatrix("xs"), T.fvector("h0")
         h, _ = theano.scan(lambda x, h: T.tanh(h + x), sequences=xs, outputs_info=h0)
-        with pytest.raises(Exception, match=r"tensor.scan at \S+:\d+:\d+ is not supported on the "
-                                            r"GPU: the step's kernels would have to be launched "
-                                            r"from a host loop"):
+        with pytest.raises(Exception, match=r"bufferize on a GPU: tensor.scan \(at \S+:\d+:\d+\) "
+                                            r"is not supported: the step's kernels would have to "
+                                            r"be launched from a host loop"):
             theano.function([xs, h0], h)
 
 

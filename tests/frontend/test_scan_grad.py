@@ -144,9 +144,38 @@ def test_gradient_inside_the_step_and_of_the_loop():
     np.testing.assert_allclose(g, numeric_grad(c, [X0])[0], rtol=1e-5, atol=1e-7)
 
 
-def test_no_gradient_through_until():
-    x0 = T.dscalar("x0")
-    vals, _ = theano.scan(lambda v: (v * 2, theano.scan_module.until(v > 4)), outputs_info=x0,
-                          n_steps=10)
-    with pytest.raises(Exception, match="until"):
-        T.grad(vals.sum(), x0)
+@pytest.mark.parametrize("mode", ["INTERP", "FAST_RUN"])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_gradient_through_until_backpropagates_the_steps_that_ran(mode, backwards):
+    # h_t = tanh(a * h_{t-1} + x_t) until h exceeds the limit: the steps that ran depend on
+    # the values, and the gradient goes through exactly those (the rows of xs not read get 0).
+    xs, h0, a = T.dvector("xs"), T.dscalar("h0"), T.dscalar("a")
+    hs, _ = theano.scan(lambda x, h, a: (T.tanh(a * h + x), theano.scan_module.until(h > 0.8)),
+                        sequences=xs, outputs_info=h0, non_sequences=a, go_backwards=backwards)
+    cost = (hs * hs).sum() + hs[-1]
+    f = theano.function([xs, h0, a], [hs, *T.grad(cost, [xs, h0, a])], mode=mode)
+    c = theano.function([xs, h0, a], cost, mode="INTERP")
+    X, H0, A = np.array([0.3, 0.4, 0.5, 0.6, 0.2, 0.1]), np.array(0.1), np.array(0.9)
+    values, g_xs, g_h0, g_a = f(X, H0, A)
+    assert 1 < len(values) < len(X)  # stopped early
+    expected = numeric_grad(lambda *v: c(*v), [X, H0, A])
+    for got, want in zip([g_xs, g_h0, g_a], expected):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    unread = g_xs[:len(X) - len(values)] if backwards else g_xs[len(values):]
+    assert np.all(unread == 0)
+
+
+@pytest.mark.parametrize("mode", ["INTERP", "FAST_RUN"])
+def test_gradient_of_a_scan_of_zero_steps_is_an_error_naming_the_line(mode):
+    # Theano runs no scan of 0 steps; the gradient says so, with the scan's line.
+    xs, h0, W = T.dvector("xs"), T.dvector("h0"), T.dmatrix("W")
+    hs, _ = theano.scan(lambda x, h, W: T.tanh(T.dot(W, h) + x), sequences=xs,
+                        outputs_info=h0, non_sequences=W)  # the scan's line
+    f = theano.function([xs, h0, W], T.grad(hs.sum(), [h0, W]), mode=mode)
+    H0, W0 = np.ones(2), np.eye(2)
+    g_h0, g_W = f(np.ones(2), H0, W0)
+    assert g_h0.shape == (2,) and g_W.shape == (2, 2)
+    test = test_gradient_of_a_scan_of_zero_steps_is_an_error_naming_the_line
+    line = test.__code__.co_firstlineno + 4
+    with pytest.raises(ValueError, match=rf"test_scan_grad.py:{line}:.*at least one step.*0 steps"):
+        f(np.ones(0), H0, W0)

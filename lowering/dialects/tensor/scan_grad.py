@@ -12,9 +12,10 @@ backward scan's sequences) and applies the body's own gradient rules to it, give
   ``depth`` rows per fed-back output; one state for taps ``[-1]``) and sums the non-sequences'
   gradients.
 
-After the last backward step the window holds the gradients of the initial rows. Gradients
-through a scan that stops with ``until`` are not supported (its number of steps is known only
-when it runs); the rule says so.
+After the last backward step the window holds the gradients of the initial rows. As in Theano,
+which runs no scan of 0 steps, the gradient of a scan that ran 0 steps is a run-time error
+naming the scan's line. Through a scan that stops with ``until`` the backward scan runs the
+steps that ran, the length of the forward histories.
 
 >>> from lowering.dialects.tensor.scan import ScanOp
 >>> ScanOp.grad is scan_grad
@@ -27,12 +28,14 @@ from lowering.ir.location import default_location
 from lowering.ir.types import I64, TensorType
 
 from .base import ConstantOp
-from .elementwise import AddOp, CastOp, EqOp, MinimumOp, MulOp
+from .checks import CheckOp
+from .elementwise import AddOp, CastOp, EqOp, GtOp, MinimumOp, MulOp
 from .fused import _detached_ops
 from .gradutil import is_differentiable_type
 from .indexing import IncSubtensorOp, SubtensorOp
 from .scan import ScanOp, ScanYieldOp, state_type
-from .shape_ops import ConcatenateOp, DimShuffleOp, match_type, scalar_constant, zeros_like
+from .shape_ops import (ConcatenateOp, DimShuffleOp, ShapeIOp, match_type, scalar_constant,
+                        zeros_like)
 
 
 def _total(values: list[Value]) -> Value | None:
@@ -86,19 +89,27 @@ def backpropagate(block: Block, cotangents: dict[Value, Value]) -> dict[Value, V
 
 def scan_grad(self: ScanOp, output_grads: list[Value | None]) -> list[Value | None]:
     """One gradient per operand of the scan (see the module docstring)."""
-    if self.flag("until"):
-        raise VerifyError(f"{self.name} at {self.location.short()}: no gradient through a scan "
-                          f"that stops with until", self)
     with default_location(self.location):
         return _scan_grad(self, output_grads)
+
+
+def _at_least_one_step(n: Value) -> Value:
+    """``n`` once it is positive. Theano runs no scan of 0 steps (its ``perform`` raises); the
+    gradient, which reads the backward loop's last step, stops with this error instead."""
+    return CheckOp.build(n, GtOp.build(n, _index(0)).result,
+                         "the gradient of scan needs at least one step, and the scan ran "
+                         "0 steps (n_steps is 0)").result
 
 
 def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
     layout = op.layout
     seqs, inits, non_seqs = op.split_operands()
-    n = op.n_steps
+    # With until, the steps that ran: the length of the histories (every result keeps all of
+    # its steps, since the gradient reads them).
+    n = ShapeIOp.build(op.results[0], 0).result if op.flag("until") else op.n_steps
     if n.type.element != I64:
         n = CastOp.build(n, I64).result
+    n = _at_least_one_step(n)
     truncation = op.truncation
     steps = n if truncation == -1 else MinimumOp.build(n, _index(truncation)).result
     fed = {k: init for k, init in zip(layout.fed_back, inits)}

@@ -87,8 +87,8 @@ from . import scan as bufferize_scan  # noqa: F401
 from . import specify_shape as bufferize_specify_shape  # noqa: F401
 from . import conv as bufferize_conv, pool as bufferize_pool  # noqa: F401
 from ..dce import eliminate_dead_code
-from .core import (BUFFERIZE, AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
-                   result_buffer_type)
+from .core import (BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered,
+                   input_buffer_type, result_buffer_type)
 from .device import confine_to_device, host_accesses_to_device, memory_space_of, move
 from ..gpu.place_on_device import HOST, arg_devices, location_of, op_device, result_devices
 
@@ -235,13 +235,14 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes,
 
 
 def _lower_op(ctx: FunctionLowering, op: Operation, buffers: BufferMap) -> None:
-    lower = BUFFERIZE.find(type(op))
+    device = op_device(op)
+    rules = BUFFERIZE if device is None else DEVICE_BUFFERIZE
+    lower = rules.find(type(op))
     if lower is None:
-        if _has_tensors(op) or BUFFERIZE.unsupported_reason(type(op)) is not None:
-            raise PassFailure(BUFFERIZE.missing_message(op), op)
+        if _has_tensors(op) or rules.unsupported_reason(type(op)) is not None:
+            raise PassFailure(rules.missing_message(op), op)
         ctx.b.insert(op.clone(ctx.value_map))
         return
-    device = op_device(op)
     ctx.space = "host" if device is None else "device"
     before = ctx.block.last_op
     try:

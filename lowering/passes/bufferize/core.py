@@ -60,6 +60,9 @@ from lowering.ir.types import I1, INDEX, ScalarType, TensorType
 # The rule table of per-op lowerings: ``fn(ctx, op) -> list[Lowered]``
 
 BUFFERIZE = RuleTable("bufferize")
+# The rules of ops placed on a GPU: ``BUFFERIZE``'s, less the ops declared here that a GPU
+# cannot run (``DEVICE_BUFFERIZE.unsupported(...)``), so the support matrix shows the gap.
+DEVICE_BUFFERIZE = RuleTable("bufferize on a GPU", fallback=BUFFERIZE)
 
 
 # ---------------------------------------------------------------------------------------------

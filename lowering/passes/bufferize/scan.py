@@ -18,8 +18,9 @@ buffers.
   is below ``n_steps`` and the condition the body computed is false, and the results are the
   views of the rows written.
 
-On a GPU (an op placed on a device) the rule refuses the op with that reason: its step's
-kernels would have to be launched from a host loop, which the GPU backend does not do yet.
+On a GPU (an op placed on a device) there is no rule: ``DEVICE_BUFFERIZE`` declares the op
+unsupported, since its step's kernels would have to be launched from a host loop, which the GPU
+backend does not do yet; bufferize stops with that reason, and docs/ops.md shows the gap.
 
 Run-time checks (``n_steps`` at least 0, sequences long enough, initial states with enough
 rows) are asserts before the loop; checks of the body's ops, and that each fed-back step keeps
@@ -40,7 +41,7 @@ from lowering.ir.core import PURE, Block, Operation
 from lowering.ir.passes import PassFailure
 from lowering.ir.types import I1, INDEX
 
-from .core import BUFFERIZE, AlwaysFails, FunctionLowering, Lowered
+from .core import BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered
 
 
 class BodyLowering(FunctionLowering):
@@ -117,12 +118,12 @@ def _step_value(ctx: FunctionLowering, b: Builder, type, buffer, row, sizes) -> 
     return Lowered(type, buffer=_row_view(ctx, b, buffer, row, sizes), sizes=list(sizes))
 
 
+DEVICE_BUFFERIZE.unsupported(ScanOp, "the step's kernels would have to be launched from a host "
+                                     "loop, which the GPU backend does not do yet")
+
+
 @BUFFERIZE.register(ScanOp)
 def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
-    if ctx.space != "host":
-        raise PassFailure(f"bufferize: {ctx.where()} is not supported on the GPU: the step's "
-                          f"kernels would have to be launched from a host loop, which the GPU "
-                          f"backend does not do yet", op)
     layout = op.layout
     ix = ctx.ix
     seqs, inits, non_seqs = op.split_operands()
