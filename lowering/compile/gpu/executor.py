@@ -39,7 +39,7 @@ import numpy as np
 
 from lowering.ir.core import Operation
 
-from .arrays import is_c_contiguous, is_device_array
+from .arrays import is_c_contiguous, is_device_array, to_host_array
 from .build import compile_for_gpu, place, program_context
 from .call_protocol import NORMALIZE_CODE
 from .device import Device, device_for
@@ -226,7 +226,7 @@ def _to_host(device: Device, value) -> np.ndarray:
         return device.to_host(value)
     device.counters.to_host += 1
     device.counters.bytes_to_host += int(value.nbytes)
-    return value.get()
+    return to_host_array(value)
 
 
 def _needs_checks(argument: _Argument, value) -> bool:
