@@ -92,7 +92,8 @@ def import_failure(exc: ImportError) -> str:
     PyCUDA is installed, but the CUDA driver library (libcuda.so) cannot be loaded
     """
     message = str(exc)
-    if exc.name == "pycuda" or "No module named 'pycuda'" in message:
+    if (exc.name or "").split(".")[0] == "pycuda" or \
+            re.search(r"No module named '?pycuda\b", message):
         return (f"GPU execution needs PyCUDA, which is not installed ({message}); "
                 f"{INSTALL_HINT}; or {ALTERNATIVES}")
     symbol = re.search(r"undefined symbol: (cu\w+)", message)
