@@ -12,8 +12,9 @@ It is strict where a GPU is:
   raises ``LogicError`` "invalid device context" without one, or when the object belongs to
   another context than the current one;
 - **memory**: each device pointer is checked against the live allocations (``memory``): a copy,
-  memset or kernel argument that reaches past the end of its allocation, into freed memory or
-  into another context's memory is refused;
+  memset or kernel argument that reaches past the end of its allocation or into freed memory is
+  refused, and so is a kernel argument in another context's memory (copies and memsets reach
+  any context's memory, as with unified addressing);
 - **launch limits**: block <= 1,024 threads (x, y <= 1,024, z <= 64), grid x < 2**31, y, z <=
   65,535, the kernel's ``.maxntid``, registers x threads <= 65,536 with the register count
   ``ptxas -v`` reports for the kernel (``MAX_THREADS_PER_BLOCK`` and ``NUM_REGS`` read the

@@ -69,14 +69,14 @@ class DeviceMemory:
 
     def bytes(self, address: int, nbytes: int, context) -> np.ndarray:
         """The ``nbytes`` bytes at ``address`` (a view), checked to lie in one live allocation
-        of ``context``."""
+        (of ``context``, unless it is None)."""
         allocation = self.find(address)
         start = address - allocation.address
         if start + nbytes > allocation.data.size:
             raise InvalidPointer(f"bytes 0x{allocation.address:x}+{start}..{start + nbytes} fall "
                                  f"outside the allocation of {allocation.data.size} bytes at "
                                  f"0x{allocation.address:x}")
-        if allocation.owner is not context:
+        if context is not None and allocation.owner is not context:
             raise InvalidPointer(f"0x{address:x} belongs to another context than the current one")
         return allocation.data[start:start + nbytes]
 

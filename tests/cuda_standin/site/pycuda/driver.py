@@ -253,9 +253,11 @@ def _host_bytes(array, call: str) -> np.ndarray:
 
 
 def _device(pointer, nbytes: int, call: str) -> np.ndarray:
-    context = _current(call)
+    _current(call)
     try:
-        return MEMORY.bytes(int(pointer), nbytes, context)
+        # Unified addressing: copies and memsets reach any context's memory, kernels only
+        # their own context's (checked at launch).
+        return MEMORY.bytes(int(pointer), nbytes, None)
     except InvalidPointer as exc:
         raise LogicError(f"{call} failed: invalid argument ({exc})") from None
 
