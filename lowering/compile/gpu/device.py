@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .arrays import SimulatedDevicePointer, SimulatedGpuArray, is_device_array, to_host_array
+from .arrays import SimulatedDevicePointer, SimulatedGpuArray, to_host_array
 
 
 @dataclass

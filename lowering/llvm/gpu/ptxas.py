@@ -96,27 +96,35 @@ def _error_from_output(output: str, ptx: str, arch: str) -> PtxasError:
                       f"\n{message}", line, source)
 
 
-def assemble_ptx(ptx: str, arch: str, options: tuple[str, ...] = ()) -> bytes:
-    """Assemble PTX text for GPU ``arch`` (``"sm_90"``) and return the cubin.
-
-    ``options`` are more ptxas flags (``("-O0",)``, ``("--warn-on-spills",)``). Raises
-    :class:`PtxasError` when ptxas is missing or rejects the code.
-    """
+def _run_ptxas(ptx: str, arch: str, options: tuple[str, ...], keep_cubin: bool):
+    """Run ptxas on ``ptx``: its output text and the cubin (None unless ``keep_cubin``)."""
     path = find_ptxas()
     if path is None:
         raise PtxasError("ptxas was not found: install the CUDA toolkit (it provides ptxas) and "
                          "put its bin directory on PATH, or set CUDA_HOME")
     with tempfile.TemporaryDirectory(prefix="lowering-ptxas-") as directory:
         source = os.path.join(directory, "kernels.ptx")
-        target = os.path.join(directory, "kernels.cubin")
+        target = os.path.join(directory, "kernels.cubin") if keep_cubin else os.devnull
         with open(source, "w", encoding="utf-8") as f:
             f.write(ptx)
         done = subprocess.run([path, f"-arch={arch}", *options, source, "-o", target],
                               capture_output=True, text=True, check=False)
+        output = done.stdout + done.stderr
         if done.returncode != 0:
-            raise _error_from_output(done.stdout + done.stderr, ptx, arch)
+            raise _error_from_output(output, ptx, arch)
+        if not keep_cubin:
+            return output, None
         with open(target, "rb") as f:
-            return f.read()
+            return output, f.read()
+
+
+def assemble_ptx(ptx: str, arch: str, options: tuple[str, ...] = ()) -> bytes:
+    """Assemble PTX text for GPU ``arch`` (``"sm_90"``) and return the cubin.
+
+    ``options`` are more ptxas flags (``("-O0",)``, ``("--warn-on-spills",)``). Raises
+    :class:`PtxasError` when ptxas is missing or rejects the code.
+    """
+    return _run_ptxas(ptx, arch, options, keep_cubin=True)[1]
 
 
 @dataclass(frozen=True)
@@ -144,19 +152,7 @@ def kernel_resources(ptx: str, arch: str) -> dict[str, KernelResources]:
     >>> not ptxas_available() or kernel_resources(ptx, "sm_90")["k"].spill_bytes == 0
     True
     """
-    path = find_ptxas()
-    if path is None:
-        raise PtxasError("ptxas was not found: install the CUDA toolkit (it provides ptxas) and "
-                         "put its bin directory on PATH, or set CUDA_HOME")
-    with tempfile.TemporaryDirectory(prefix="lowering-ptxas-") as directory:
-        source = os.path.join(directory, "kernels.ptx")
-        with open(source, "w", encoding="utf-8") as f:
-            f.write(ptx)
-        done = subprocess.run([path, f"-arch={arch}", "-v", source, "-o", os.devnull],
-                              capture_output=True, text=True, check=False)
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
-        raise _error_from_output(output, ptx, arch)
+    output, _ = _run_ptxas(ptx, arch, ("-v",), keep_cubin=False)
     found: dict[str, KernelResources] = {}
     name, spills = None, 0
     for line in output.splitlines():

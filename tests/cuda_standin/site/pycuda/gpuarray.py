@@ -60,6 +60,24 @@ class GPUArray:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    def __getitem__(self, index):
+        """Basic slicing (ints and slices) as a view, as PyCUDA's."""
+        index = index if isinstance(index, tuple) else (index,)
+        shape, strides, offset = [], [], 0
+        for axis, (n, stride) in enumerate(zip(self.shape, self.strides)):
+            item = index[axis] if axis < len(index) else slice(None)
+            if isinstance(item, slice):
+                start, stop, step = item.indices(n)
+                shape.append(len(range(start, stop, step)))
+                strides.append(stride * step)
+                offset += start * stride
+            else:
+                offset += (int(item) % n) * stride
+        base = self.base if self.base is not None else self
+        pointer = int(self.gpudata) + offset if self.gpudata is not None else None
+        return GPUArray(tuple(shape), self.dtype, self.allocator, base=base, gpudata=pointer,
+                        strides=tuple(strides))
+
     def set(self, ary, async_=False, stream=None):
         ary = np.ascontiguousarray(ary, dtype=self.dtype)
         if ary.size != self.size:
