@@ -38,7 +38,9 @@ def gpu(request):
             importlib.reload(pycuda_init)  # its effect, on this stand-in
         yield standin
         if standin is not None:
+            assert len(standin.driver.current_stack()) == 1  # pycuda_init's, until exit
             standin.simulate_exit()
+            assert standin.driver.current_stack() == []
 
 
 @pytest.fixture

@@ -8,12 +8,16 @@ What the host side of a compiled GPU function needs from a real device:
   ``contexts`` flag (``contexts=dev0->cuda0;dev1->cuda1``) the device it maps to. Names that map
   to one device share its context. A context already current on that device (``import
   pycuda.autoinit`` in the user's program) is used as it is, so arrays the program made work
-  without copies; otherwise the device's primary context is retained;
+  without copies; otherwise the device's primary context is retained (``pycuda.autoprimaryctx``
+  shares it). Every call pushes the context where it is not current and pops it after: no call
+  leaves a context pushed on any thread, and none pops one it did not push;
 - a **memory pool** per context (``pycuda.tools.DeviceMemoryPool``): device arrays are
   ``pycuda.gpuarray.GPUArray`` objects whose memory comes from it, freed back to it;
 - **modules and kernels**: ``CudaContext.load_module(ptx, formats)`` loads PTX text
   (``module_from_buffer``) once per text and prepares each kernel with its parameter format
-  (``Function.prepare``, the kernel ABI of ``lowering.llvm.gpu.to_ptx.kernel_param_format``);
+  (``Function.prepare``, the kernel ABI of ``lowering.llvm.gpu.to_ptx.kernel_param_format``),
+  checking its ``MAX_THREADS_PER_BLOCK`` against the blocks it is launched with;
+- **fills** with the driver's memsets (``memset_plan``), no kernel compiled at run time;
 - **launches on a stream**, asynchronous: every launch and copy of a context goes to its one
   stream, in order; ``sync()`` (or ``CudaContext.synchronize()``) waits for them. With
   ``CUDA_LAUNCH_BLOCKING=1`` in the environment or the flag ``gpuarray.sync``, every launch is
@@ -22,7 +26,8 @@ What the host side of a compiled GPU function needs from a real device:
 - **events** (``CudaContext.event_pair()``) to time work on the stream.
 
 Without PyCUDA, without a driver or without a device, ``require_cuda()`` (and everything that
-needs a context) raises ``CudaUnavailableError`` saying what is missing and how to get it.
+needs a context) raises ``CudaUnavailableError`` saying what is missing and how to get it. A
+driver error in a context's work is a ``CudaError`` naming the last kernel launched there.
 
 >>> isinstance(cuda_available(), bool)
 True
