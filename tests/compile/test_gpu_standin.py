@@ -4,6 +4,7 @@ fixed: 0-d arrays, events made outside the context, launch bounds, import errors
 contexts left pushed, fills that compiled CUDA C."""
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 import lowering as theano
 import lowering.tensor as T
-from cuda_standin import install
+from cuda_standin import SPEC, install
 from lowering.config import config
 from lowering.llvm.gpu.cuda_runtime import CudaError
 
@@ -145,14 +146,13 @@ def test_a_kernel_that_cannot_run_its_block_size_is_refused_at_load(cuda, standi
     from lowering.ir.parser import parse_module
     from test_gpu_host import exp_program
     module = parse_module(exp_program())
-    standin_spec = __import__("cuda_standin").SPEC
-    saved = standin_spec.registers
-    standin_spec.registers = 32 * 8  # one warp of 8-register threads per block
+    saved = SPEC.registers
+    SPEC.registers = 32 * 8  # a GPU with too few registers for a warp of this kernel
     try:
         with pytest.raises(CudaError, match="blocks of 32 threads.*at most"):
             cuda.load(GpuProgram(module, "cuda", 64))
     finally:
-        standin_spec.registers = saved
+        SPEC.registers = saved
 
 
 # -- import errors -----------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_import_errors_say_which_failure_it_is(error, says):
     with install(import_error=error):
         message = gpu_missing()
     assert message is not None and "not installed" not in message
-    assert __import__("re").search(says, message), message
+    assert re.search(says, message), message
 
 
 def test_a_driver_that_does_not_start_gives_its_versions():
