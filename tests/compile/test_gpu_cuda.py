@@ -64,7 +64,7 @@ def test_a_hand_written_program_runs_on_the_gpu(cuda):
     assert cuda.counters.launches == 1
 
 
-def test_functions_on_the_gpu_give_numpys_results(cuda):
+def test_functions_on_the_gpu_give_numpys_results(cuda, driver):
     import pycuda.gpuarray as gpuarray
 
     from lowering.compile.gpu.device import device_for
@@ -73,8 +73,9 @@ def test_functions_on_the_gpu_give_numpys_results(cuda):
     import lowering.tensor as T
     x, m = T.fmatrix("x"), T.fmatrix("m")
     f = theano.function([x, m], [T.exp(x).sum(axis=1), T.dot(x, m), (x * 2).transfer(None)])
-    a = np.random.default_rng(0).standard_normal((50, 40)).astype(np.float32)
-    b = np.random.default_rng(1).standard_normal((40, 30)).astype(np.float32)
+    rows, inner, cols = (50, 40, 30) if driver is None else (20, 16, 12)  # interpreted: small
+    a = np.random.default_rng(0).standard_normal((rows, inner)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((inner, cols)).astype(np.float32)
     total, product, kept = f(a, b)
     np.testing.assert_allclose(total, np.exp(a).sum(axis=1), rtol=1e-4)
     np.testing.assert_allclose(product, a @ b, rtol=1e-4, atol=1e-4)
@@ -86,13 +87,13 @@ def test_functions_on_the_gpu_give_numpys_results(cuda):
 def test_logistic_regression_on_the_gpu(cuda, driver):
     from test_gpu_executor import logistic_regression, numpy_step
     # The stand-in runs kernels in the interpreter, thread by thread: a smaller problem.
-    rows, feats = (400, 784) if driver is None else (40, 24)
+    rows, feats, steps = (400, 784, 5) if driver is None else (32, 16, 2)
     train, w, b = logistic_regression(feats=feats)
     rng = np.random.RandomState(0)
     x = rng.randn(rows, feats).astype("float32")
     y = rng.randint(0, 2, size=rows).astype("float32")
     w_np, b_np = w.get_value(), b.get_value()
-    for _ in range(5):
+    for _ in range(steps):
         before = cuda.counters.snapshot()
         prediction, xent = train(x, y)
         moved = cuda.counters.since(before)
@@ -102,13 +103,14 @@ def test_logistic_regression_on_the_gpu(cuda, driver):
     np.testing.assert_allclose(w.get_value(), w_np, rtol=1e-3, atol=1e-4)
 
 
-def test_profiles_time_kernels_with_cuda_events(cuda):
+def test_profiles_time_kernels_with_cuda_events(cuda, driver):
     import lowering as theano
     import lowering.tensor as T
     from lowering.compile.profiling import ProfileStats
     stats = ProfileStats(atexit_print=False)
     x = T.fmatrix("x")
     f = theano.function([x], T.exp(x).sum(), profile=stats)
-    f(np.ones((256, 256), np.float32))
+    size = 256 if driver is None else 16  # interpreted: small
+    f(np.ones((size, size), np.float32))
     kernels = [n for n in stats.nodes if n.kind == "gpu" and n.op.startswith("GpuKernel")]
     assert kernels and all(n.time > 0 for n in kernels)
