@@ -31,9 +31,10 @@ __global__ void multiply_them(float *dest, float *a, float *b)
 @pytest.fixture(params=driver_params())
 def gpu(request):
     import importlib
+
+    import lowering.misc.pycuda_init as pycuda_init  # the seed's first import
     with use_driver(request.param) as standin, \
             config.change_flags(device="cuda", floatX="float32", print_active_device=False):
-        import lowering.misc.pycuda_init as pycuda_init  # the seed's first import
         if standin is not None:
             importlib.reload(pycuda_init)  # its effect, on this stand-in
         yield standin
@@ -41,6 +42,8 @@ def gpu(request):
             assert len(standin.driver.current_stack()) == 1  # pycuda_init's, until exit
             standin.simulate_exit()
             assert standin.driver.current_stack() == []
+    if request.param != "gpu":
+        importlib.reload(pycuda_init)  # what it says without the stand-in
 
 
 @pytest.fixture
