@@ -23,6 +23,9 @@ Output stages are the ``EMITTERS`` registry: a name and a function from the fina
 adds its stages (``llvm``, ``asm``, ``gpu``, ``ptx``, ...) with ``register_emitter``. ``--target
 cuda`` builds a Python input's functions for the GPU (any machine: without a GPU they are built
 for the interpreted device) and makes ``--emit llvm``/``asm`` give the kernels' LLVM IR and PTX.
+A compiled function's backend stages (``--emit gpu``, ``ptx``, ``llvm``, ``asm``) are made from
+its optimized graph, what ``function()`` runs (``f.ir("ptx")``); ``--unoptimized`` makes them
+from the graph as built.
 
 >>> import contextlib, io
 >>> out = io.StringIO()
@@ -154,6 +157,10 @@ def _argument_parser() -> argparse.ArgumentParser:
                    help="the backend --emit and Python input are for: cpu (default) or cuda "
                         "(a file.py:name input is run with device=cuda; --emit llvm/asm give "
                         "the kernels' LLVM IR / PTX)")
+    p.add_argument("--unoptimized", action="store_true",
+                   help="for a file.py:name function, lower the graph as built to the --emit "
+                        "stage (gpu, ptx, llvm, asm) instead of the optimized graph that "
+                        "function() runs")
     p.add_argument("--generic", action="store_true", help="print ops in the generic form")
     p.add_argument("--print-locations", action="store_true", help="print op locations")
     p.add_argument("--split-input-file", action="store_true",
@@ -409,7 +416,7 @@ class _Session:
         return ok
 
     def process_python(self, path: str, name: str) -> bool:
-        module = _module_from_python(path, name, self.args.target)
+        module = _module_from_python(path, name, self.args.target, _python_stage(self.args))
         diagnostics = self._run_passes_and_emit(module, path)
         for diagnostic in diagnostics:
             print(diagnostic.text, file=sys.stderr)
@@ -596,7 +603,19 @@ def _target_flags(target: str) -> dict:
     return {"device": "cuda", "gpuarray.simulate": not cuda_available()}
 
 
-def _module_from_python(path: str, name: str, target: str = "cpu") -> Operation:
+def _python_stage(args: argparse.Namespace) -> str:
+    """The stage of a compiled function a Python input starts from: its graph as built for
+    ``--emit ir`` (the passes of ``-p`` run on it) and with ``--unoptimized``, else the
+    optimized graph, so that the backend stages shown are those ``function()`` runs.
+
+    >>> _python_stage(argparse.Namespace(emit="ptx", unoptimized=False))
+    'optimized'
+    """
+    return "tensor" if args.emit == "ir" or args.unoptimized else "optimized"
+
+
+def _module_from_python(path: str, name: str, target: str = "cpu",
+                        stage: str = "tensor") -> Operation:
     if not os.path.isfile(path):
         raise UsageError(f"no such Python file: '{path}'")
     from lowering.config import config
@@ -622,7 +641,7 @@ def _module_from_python(path: str, name: str, target: str = "cpu") -> Operation:
             raise UsageError(f"'{name}' in '{path}': no attribute '{part}'")
         obj = getattr(obj, part)
     if hasattr(obj, "ir_module"):
-        obj = obj.ir_module() if callable(obj.ir_module) else obj.ir_module
+        obj = obj.ir_module(stage) if callable(obj.ir_module) else obj.ir_module
     if not isinstance(obj, Operation):
         raise UsageError(f"'{name}' in '{path}' is of type {type(obj).__name__}; expected a "
                          f"compiled function (with an ir_module() method) or an IR module")

@@ -284,7 +284,8 @@ def _host_step(operation: CustomOp, args: list, device) -> list:
     values (C-contiguous device arrays for an op on the device, as ``gpu_contiguous``
     promises kernels); a host array given back by an op on the device is copied there."""
     args = [_contiguous(device, a) if is_device_array(a) else a for a in args]
-    results = run_custom(operation, args, is_array=is_device_array)
+    with device.current():  # the op's own PyCUDA calls need the context current
+        results = run_custom(operation, args, is_array=is_device_array)
     if operation.device is None:
         return [to_host_array(r) if is_device_array(r) else r for r in results]
     return [device.adopt(r) for r in results]
@@ -296,7 +297,7 @@ def _contiguous(device, array):
         return array
     if isinstance(array, SimulatedGpuArray):
         return array.copy()
-    return device.to_device(np.ascontiguousarray(array.get()))
+    return device.to_device(np.ascontiguousarray(to_host_array(array)))
 
 
 GPU_HOST.register(CustomOp)(host_rule(_host_step))

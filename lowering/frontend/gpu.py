@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from lowering.compile.gpu import device as gpu_device
-from lowering.compile.gpu.arrays import is_c_contiguous, is_device_array
+from lowering.compile.gpu.arrays import is_c_contiguous, is_device_array, to_host_array
 from lowering.compile.gpu.device import gpu_missing
 from lowering.compile.gpu.placement import gpu_device_flag  # noqa: F401  (re-exported)
 from lowering.config import config
@@ -70,7 +70,7 @@ def device_copy(array, context: str):
         copy = device.empty(array.shape, array.dtype)
         device.copy(array, copy)
         return copy
-    host = array.get() if is_device_array(array) else np.asarray(array)
+    host = to_host_array(array)
     return device.to_device(host)
 
 

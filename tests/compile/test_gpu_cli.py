@@ -44,7 +44,14 @@ def test_emit_gpu_prints_the_host_function_and_its_kernels():
     status, out, err = run(f"{LOGREG}:train", "--target", "cuda", "--emit", "gpu")
     assert status == 0, err
     assert "gpu.module @" in out and "gpu.launch_func @" in out
-    # The weights are arguments in device memory and their updates stay there.
+    # The weights are arguments in device memory, updated there in place (what runs).
+    header = next(line for line in out.splitlines() if "func.func @train" in line)
+    assert '%w: !loops.buffer<?xf64, space="device">' in header
+    assert "lowering.updated_in_place = [[2 : i64, 2 : i64], [3 : i64, 3 : i64]]" in header
+    # The graph as built returns the new weights, on the device.
+    status, out, err = run(f"{LOGREG}:train", "--target", "cuda", "--emit", "gpu",
+                           "--unoptimized")
+    assert status == 0, err
     header = next(line for line in out.splitlines() if "func.func @train" in line)
     assert '%w: !loops.buffer<?xf64, strides=[?], offset=?, space="device">' in header
     assert 'lowering.result_devices = ["cpu", "cpu", "cuda", "cuda"]' in header
@@ -68,3 +75,17 @@ func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
 def test_an_unknown_target_is_a_usage_error():
     status, _, err = run("-", "--target", "tpu")
     assert status == 2 and "--target" in err and "cuda" in err
+
+
+def test_emit_ptx_shows_the_kernels_function_runs_by_default(logreg_ptx):
+    import runpy
+
+    from lowering.config import config
+    with config.change_flags(device="cuda", **{"gpuarray.simulate": True}):
+        train = runpy.run_path(LOGREG, run_name="__lowering_opt__")["train"]
+        runs = train.ir("ptx")
+    assert logreg_ptx.count(".entry") == runs.count(".entry")
+    status, unoptimized, err = run(f"{LOGREG}:train", "--target", "cuda", "--emit", "ptx",
+                                   "--unoptimized")
+    assert status == 0, err
+    assert unoptimized.count(".entry") > logreg_ptx.count(".entry")

@@ -1,6 +1,7 @@
 """Compiled functions on the GPU through the public API, on the simulated device (device=cuda,
-gpuarray.simulate=True): seed 000's transfers and debugprints, seed 002's checks, outputs kept on
-the device, device inputs, resident shared variables, named contexts, and what a missing GPU
+gpuarray.simulate=True) and on ``CudaDevice`` over the strict driver stand-in
+(``tests/cuda_standin``): seed 000's transfers and debugprints, seed 002's checks, outputs kept
+on the device, device inputs, resident shared variables, named contexts, and what a missing GPU
 gives."""
 import numpy as np
 import pytest
@@ -14,11 +15,26 @@ from lowering.config import config
 from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError, cuda_available
 
 
-@pytest.fixture
-def gpu():
-    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32",
-                             contexts="dev0->cuda0;dev1->cuda1"):
-        yield
+@pytest.fixture(params=["simulated", "stand-in"])
+def gpu(request):
+    """The simulated device, and ``CudaDevice`` on the strict driver stand-in."""
+    from cuda_standin import install
+    flags = dict(device="cuda", floatX="float32", contexts="dev0->cuda0;dev1->cuda1",
+                 print_active_device=False)
+    if request.param == "simulated":
+        with config.change_flags({"gpuarray.simulate": True}, **flags):
+            yield request.param
+        return
+    with install() as standin, config.change_flags(**flags):
+        import pycuda.autoprimaryctx  # noqa: F401  (the tests read results with PyCUDA's get())
+        yield request.param
+        standin.simulate_exit()
+
+
+def device_array(host):
+    """A device array of the device in use (simulated, or PyCUDA's on the stand-in)."""
+    from lowering.frontend.gpu import to_device
+    return to_device(host, "cuda")
 
 
 def used_the(fn) -> str:
@@ -33,8 +49,10 @@ def test_eval_of_a_transfer_gives_a_device_array(gpu):
     a = T.matrix()
     b = a.transfer(None)
     result = b.eval({a: np.ones((2, 2)).astype(config.floatX)})
-    assert isinstance(result, SimulatedGpuArray)
-    assert repr(result) == ("gpuarray.array([[1., 1.],\n       [1., 1.]], dtype=float32)")
+    assert is_device_array(result)
+    if gpu == "simulated":
+        assert isinstance(result, SimulatedGpuArray)
+        assert repr(result) == ("gpuarray.array([[1., 1.],\n       [1., 1.]], dtype=float32)")
     np.testing.assert_array_equal(np.asarray(result), np.ones((2, 2)))
     assert theano.printing.debugprint(b, file="str") == (
         "GpuFromHost<None> [id A] ''   \n"
@@ -60,7 +78,8 @@ def test_seed_000_square_moves_to_the_gpu_and_back(gpu):
     assert lines[0].startswith("GpuElemwise{") and lines[0].endswith("[id A] ''   1")
     assert lines[1:] == [" |GpuFromHost<None> [id B] ''   0", "   |a [id C]"]
     on_device = kept(data)
-    assert isinstance(on_device, SimulatedGpuArray)
+    assert is_device_array(on_device)
+    assert isinstance(on_device, SimulatedGpuArray) == (gpu == "simulated")
     np.testing.assert_array_equal(on_device.get(), data ** 2)
     assert theano.printing.debugprint(a.transfer("cpu"), file="str") == "a [id A]\n"
 
@@ -100,7 +119,7 @@ def test_device_inputs_are_used_without_a_copy(gpu):
     x = T.vector("x").transfer(None)  # an input that lives on the GPU
     f = function([x], x * 3)
     device = device_for("cuda")
-    d = to_gpu(np.array([1.0, 2.0], "float32"))
+    d = device_array(np.array([1.0, 2.0], "float32"))
     before = device.counters.snapshot()
     np.testing.assert_array_equal(f(d), [3.0, 6.0])
     moved = device.counters.since(before)
@@ -113,7 +132,7 @@ def test_a_device_array_beside_an_argument_that_needs_converting(gpu):
     x = T.vector("x").transfer(None)
     y = T.vector("y")
     f = function([x, y], x * y)
-    d = to_gpu(np.array([1.0, 2.0], "float32"))
+    d = device_array(np.array([1.0, 2.0], "float32"))
     device = device_for("cuda")
     before = device.counters.snapshot()
     # ``[3, 4]`` is a list of ints: converted on the way in; ``d`` is used as it is (no copy
@@ -129,7 +148,7 @@ def test_updates_of_resident_shared_variables_never_leave_the_device(gpu):
     inc = T.vector("inc").transfer(None)
     step = function([inc], [], updates=[(w, w + inc)])
     device = device_for("cuda")
-    data = to_gpu(np.ones(3, "float32"))
+    data = device_array(np.ones(3, "float32"))
     step(data)
     before = device.counters.snapshot()
     step(data)

@@ -1,16 +1,16 @@
-"""The seeds' PyCUDA programs on a real GPU: SourceModule kernels on CudaNdarrays (seed 001),
-the PyCUDA example and the PyCUDADoubleOp custom op (seed 002), conversions without copies, and
-device arrays coming back from compiled functions as GPUArrays. Skipped without PyCUDA and an
-NVIDIA GPU (and, for the SourceModule kernels, without nvcc, which PyCUDA compiles them with)."""
+"""The seeds' PyCUDA programs: SourceModule kernels on CudaNdarrays (seed 001), the PyCUDA
+example and the PyCUDADoubleOp custom op (seed 002), conversions without copies, and device
+arrays coming back from compiled functions as GPUArrays. Each runs on a real GPU (marked
+``gpu``: skipped without PyCUDA and an NVIDIA GPU, and the SourceModule kernels without nvcc,
+which PyCUDA compiles them with) and, except the SourceModule kernels (the stand-in compiles no
+CUDA C), on the strict driver stand-in (``tests/cuda_standin``)."""
 import shutil
 
 import numpy
 import pytest
 
-from lowering.llvm.gpu.cuda_runtime import cuda_available
+from cuda_standin import driver_params, use_driver
 
-pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(not cuda_available(), reason="needs PyCUDA and an NVIDIA GPU")]
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None,
                                 reason="PyCUDA's SourceModule compiles kernels with nvcc")
 
@@ -28,15 +28,33 @@ __global__ void multiply_them(float *dest, float *a, float *b)
 """
 
 
+@pytest.fixture(params=driver_params())
+def gpu(request):
+    import importlib
+
+    import lowering.misc.pycuda_init as pycuda_init  # the seed's first import
+    with use_driver(request.param) as standin, \
+            config.change_flags(device="cuda", floatX="float32", print_active_device=False):
+        if standin is not None:
+            importlib.reload(pycuda_init)  # its effect, on this stand-in
+        yield standin
+        if standin is not None:
+            assert len(standin.driver.current_stack()) == 1  # pycuda_init's, until exit
+            standin.simulate_exit()
+            assert standin.driver.current_stack() == []
+    if request.param != "gpu":
+        importlib.reload(pycuda_init)  # what it says without the stand-in
+
+
 @pytest.fixture
-def gpu():
-    with config.change_flags(device="cuda", floatX="float32"):
-        import lowering.misc.pycuda_init  # noqa: F401  (the seed's first import)
-        yield
+def nvcc(gpu):
+    """SourceModule kernels: a real GPU with nvcc."""
+    if gpu is not None:
+        pytest.skip("the driver stand-in compiles no CUDA C (SourceModule)")
 
 
 @needs_nvcc
-def test_seed_001_multiply_them_on_cuda_ndarrays(gpu):
+def test_seed_001_multiply_them_on_cuda_ndarrays(gpu, nvcc):
     import lowering.sandbox.cuda as cuda_ndarray
     from pycuda.compiler import SourceModule
     mod = SourceModule(MULTIPLY_THEM)
@@ -52,7 +70,7 @@ def test_seed_001_multiply_them_on_cuda_ndarrays(gpu):
 
 
 @needs_nvcc
-def test_seed_002_pycuda_example(gpu):
+def test_seed_002_pycuda_example(gpu, nvcc):
     import pycuda.driver as drv
     from pycuda.compiler import SourceModule
     mod = SourceModule(MULTIPLY_THEM)
@@ -65,7 +83,7 @@ def test_seed_002_pycuda_example(gpu):
 
 
 @needs_nvcc
-def test_seed_002_pycuda_double_op(gpu):
+def test_seed_002_pycuda_double_op(gpu, nvcc):
     from pycuda.compiler import SourceModule
     import lowering.sandbox.cuda as cuda
 
@@ -120,7 +138,8 @@ def test_conversions_share_gpu_memory(gpu):
     c = cuda.CudaNdarray(numpy.arange(6).reshape(2, 3))
     g = to_gpuarray(c)
     assert type(g) is pycuda.gpuarray.GPUArray and int(g.gpudata) == int(c.gpudata)
-    g.fill(numpy.float32(3))
+    import pycuda.driver as drv
+    drv.memset_d32(g.gpudata, int(numpy.float32(3).view(numpy.uint32)), g.size)
     assert (numpy.asarray(c) == 3).all()
     back = to_cudandarray(g)
     assert int(back.gpudata) == int(g.gpudata)

@@ -1,27 +1,40 @@
 """Shared variables on a GPU context (seed 000): where ``shared()`` puts a value, get_value /
-set_value across host and device, named contexts, and how such variables print."""
+set_value across host and device, named contexts, and how such variables print; on the
+simulated device and on ``CudaDevice`` over the strict driver stand-in (``tests/cuda_standin``)."""
 import numpy as np
 import pytest
 
 import lowering as theano
-from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array, to_gpu
+from lowering.compile.gpu.arrays import SimulatedGpuArray, is_device_array
+from lowering.compile.gpu.device import device_for
 from lowering.config import config
 from lowering.llvm.gpu.cuda_runtime import CudaUnavailableError
 
 
-@pytest.fixture
-def gpu():
-    """device=cuda on the simulated device, with two named contexts."""
-    with config.change_flags({"gpuarray.simulate": True}, device="cuda",
-                             contexts="dev0->cuda0;dev1->cuda1"):
-        yield
+@pytest.fixture(params=["simulated", "stand-in"])
+def gpu(request):
+    """device=cuda with two named contexts, on the simulated device and on the stand-in."""
+    from cuda_standin import install
+    flags = dict(device="cuda", contexts="dev0->cuda0;dev1->cuda1", print_active_device=False)
+    if request.param == "simulated":
+        with config.change_flags({"gpuarray.simulate": True}, **flags):
+            yield request.param
+        return
+    with install(), config.change_flags(**flags):
+        yield request.param
+
+
+def device_array(host):
+    """A device array of the device in use."""
+    return device_for("cuda").to_device(np.asarray(host))
 
 
 def test_float_values_live_on_the_default_context(gpu):
     w = theano.shared(np.ones((2, 3), "float32"), name="w")
     assert w.container.target == "cuda"
     stored = w.get_value(borrow=True)
-    assert isinstance(stored, SimulatedGpuArray) and stored.shape == (2, 3)
+    assert is_device_array(stored) and stored.shape == (2, 3)
+    assert isinstance(stored, SimulatedGpuArray) == (gpu == "simulated")
     host = w.get_value()
     assert type(host) is np.ndarray and host.dtype == np.float32
     np.testing.assert_array_equal(host, np.ones((2, 3)))
@@ -68,24 +81,24 @@ def test_set_value_takes_host_and_device_arrays(gpu):
     assert is_device_array(w.get_value(borrow=True))
     w.set_value([4.0, 5.0, 6.0])  # cast by the variable's rules, as on the host
     np.testing.assert_array_equal(w.get_value(), [4, 5, 6])
-    d = to_gpu(np.array([7, 8, 9], "float32"))
+    d = device_array(np.array([7, 8, 9], "float32"))
     w.set_value(d, borrow=True)
     assert w.get_value(borrow=True) is d
     w.set_value(d)  # without borrow: copied on the device
     assert w.get_value(borrow=True) is not d
-    d.fill(0)
+    device_for("cuda").fill(d, 0)
     np.testing.assert_array_equal(w.get_value(), [7, 8, 9])
     with pytest.raises(TypeError, match="device arrays are not cast"):
-        w.set_value(to_gpu(np.zeros(3, "float64")))
+        w.set_value(device_array(np.zeros(3, "float64")))
     with pytest.raises(TypeError, match="expects float32"):
         w.set_value(np.zeros(3, "float64"))
 
 
 def test_a_device_array_can_start_a_shared_variable(gpu):
-    d = to_gpu(np.arange(4, dtype="float32"))
+    d = device_array(np.arange(4, dtype="float32"))
     v = theano.shared(d)
     assert v.type.dtype == "float32" and v.container.target == "cuda"
-    d.fill(0)  # the variable holds its own copy
+    device_for("cuda").fill(d, 0)  # the variable holds its own copy
     np.testing.assert_array_equal(v.get_value(), [0, 1, 2, 3])
 
 

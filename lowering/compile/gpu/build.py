@@ -91,7 +91,12 @@ class GpuProgram:
         found = self._ptx.get((arch, fast_math))
         if found is None:
             started = time.perf_counter()
-            found = {m.sym_name: translate_cached(m, arch, fast_math) for m in self.gpu_modules}
+            from .launch_bounds import module_bounds
+            found = {m.sym_name: translate_cached(m, arch, fast_math,
+                                                  module_bounds(self.module, m.sym_name,
+                                                                self.block_size or
+                                                                DEFAULT_BLOCK_SIZE))
+                     for m in self.gpu_modules}
             self._ptx[(arch, fast_math)] = found
             self.timings["to-ptx"] = time.perf_counter() - started
         return found
@@ -256,24 +261,26 @@ def _parse_stage(payload: bytes, meta: dict):
     return stage, updated, patterns
 
 
-def translate_cached(gpu_module: Operation, arch: str, fast_math: bool):
+def translate_cached(gpu_module: Operation, arch: str, fast_math: bool,
+                     max_threads: dict[str, int] | None = None):
     """``to_ptx.translate_gpu_module`` through the disk cache (keyed by the module's text, the
-    architecture, fast-math and the compiler's version)."""
+    architecture, fast-math, the kernels' launch bounds and the compiler's version)."""
     from lowering.ir.printer import print_op
     from lowering.llvm.gpu.to_ptx import PtxModule, translate_gpu_module
 
     from ..cpu.build import compiler_fingerprint, open_cache
     cache = open_cache()
+    bounds = dict(sorted((max_threads or {}).items()))
     key = DiskCache.key(print_op(gpu_module, generic=True), f"ptx {arch}",
-                        f"fast_math={fast_math}|{compiler_fingerprint()}")
+                        f"fast_math={fast_math}|max_threads={bounds}|{compiler_fingerprint()}")
     entry = cache.load(key) if cache is not None else None
     if entry is not None:
         payload, meta = entry
         kernels = meta.get("kernels")
         if isinstance(kernels, dict) and payload.startswith(b"//"):
             return PtxModule(meta.get("llvm_ir", ""), payload.decode(), dict(kernels), arch,
-                             fast_math)
-    ptx = translate_gpu_module(gpu_module, arch, fast_math)
+                             fast_math, bounds)
+    ptx = translate_gpu_module(gpu_module, arch, fast_math, bounds)
     if cache is not None:
         cache.store(key, ptx.ptx.encode(), {"kernels": ptx.kernels, "llvm_ir": ptx.llvm_ir})
     return ptx

@@ -26,12 +26,13 @@ array([1., 3.], dtype=float32)
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .arrays import SimulatedDevicePointer, SimulatedGpuArray, is_device_array
+from .arrays import SimulatedDevicePointer, SimulatedGpuArray, to_host_array
 
 
 @dataclass
@@ -118,8 +119,9 @@ class Device:
         """Get the kernels of ``program`` (a ``gpu.build.GpuProgram``) ready to launch."""
         raise NotImplementedError
 
-    def launch(self, kernel: str, grid, block, args) -> None:
-        """Launch ``kernel`` (``"module::name"``) with device arrays and NumPy scalars."""
+    def launch(self, kernel: str, grid, block, args, where: str = "") -> None:
+        """Launch ``kernel`` (``"module::name"``) with device arrays and NumPy scalars;
+        ``where`` is the program's op and line it runs for, named by errors."""
         raise NotImplementedError
 
     def synchronize(self) -> None:
@@ -138,6 +140,11 @@ class Device:
         seconds = time.perf_counter() - token
         return lambda: seconds
 
+    def current(self):
+        """A context manager under which the program's own driver calls (a custom op's
+        PyCUDA kernels) find this device's context current."""
+        return contextlib.nullcontext(self)
+
     # Arguments from the user's side -----------------------------------------------------------
 
     def adopt(self, value):
@@ -145,7 +152,7 @@ class Device:
         through the host (a host array, or another device's array), counted as a transfer."""
         if self.owns(value):
             return value
-        host = value.get() if is_device_array(value) else np.asarray(value)
+        host = to_host_array(value)
         return self.to_device(host)
 
     def __repr__(self):
@@ -229,7 +236,7 @@ class InterpretedDevice(Device):
             for kernel in module.kernels:
                 self._kernels[f"{module.sym_name}::{kernel.sym_name}"] = kernel
 
-    def launch(self, kernel: str, grid, block, args) -> None:
+    def launch(self, kernel: str, grid, block, args, where: str = "") -> None:
         from lowering.dialects.gpu import run_kernel
         self.counters.launches += 1
         values = [a.device_ndarray if isinstance(a, SimulatedGpuArray) else a for a in args]
@@ -326,17 +333,17 @@ class CudaDevice(Device):
         for module in program.gpu_modules:
             ptx = modules[module.sym_name]
             with self.cuda.activate():
-                loaded = self.cuda.load_module(ptx.ptx, dict(ptx.kernels))
+                loaded = self.cuda.load_module(ptx.ptx, dict(ptx.kernels), ptx.max_threads)
             for kernel in module.kernels:
                 key = f"{module.sym_name}::{kernel.sym_name}"
                 self._kernels[key] = loaded.kernels[kernel.sym_name]
                 self._formats[key] = kernel_arguments(kernel)
 
-    def launch(self, kernel: str, grid, block, args) -> None:
+    def launch(self, kernel: str, grid, block, args, where: str = "") -> None:
         self.counters.launches += 1
         packed = pack_kernel_arguments(self._formats[kernel], args, self.cuda.pointer)
         with self.cuda.activate():
-            self.cuda.launch(self._kernels[kernel], grid, block, packed)
+            self.cuda.launch(self._kernels[kernel], grid, block, packed, where)
         if _blocking():
             self.counters.syncs += 1
 
@@ -345,9 +352,12 @@ class CudaDevice(Device):
         with self.cuda.activate():
             self.cuda.synchronize()
 
+    def current(self):
+        return self.cuda.activate()
+
     def start_timer(self):
-        start, end = self.cuda.event_pair()
         with self.cuda.activate():
+            start, end = self.cuda.event_pair()
             start.record(self.cuda.stream)
         return start, end
 

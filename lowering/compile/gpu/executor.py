@@ -39,7 +39,7 @@ import numpy as np
 
 from lowering.ir.core import Operation
 
-from .arrays import is_c_contiguous, is_device_array
+from .arrays import is_c_contiguous, is_device_array, numpy_readable, to_host_array
 from .build import compile_for_gpu, place, program_context
 from .call_protocol import NORMALIZE_CODE
 from .device import Device, device_for
@@ -148,6 +148,9 @@ class GpuExecutor:
         except RuntimeCheckError as exc:
             raise type(exc)(f"{exc} (the arguments had shapes {self._shapes(args)})", None,
                             error_code=exc.error_code) from None
+        # Device results read with numpy.asarray, as Theano's GPU arrays (seed 002's handle to
+        # device data); updated values go back to their shared variables as they are.
+        results = [numpy_readable(r) for r in results]
         for r, a in self._updates:
             results.insert(r, args[a])
         return results
@@ -226,7 +229,7 @@ def _to_host(device: Device, value) -> np.ndarray:
         return device.to_host(value)
     device.counters.to_host += 1
     device.counters.bytes_to_host += int(value.nbytes)
-    return value.get()
+    return to_host_array(value)
 
 
 def _needs_checks(argument: _Argument, value) -> bool:

@@ -532,12 +532,13 @@ def _launch(program: HostProgram, op: Operation) -> Step:
     sizes = [program._slot(v) for v in op.operands[:6]]
     arguments = [program._slot(v) for v in op.operands[6:]]
     launch = program.device.launch
+    where = op.location.short()
 
     def step(frame):
         gx, gy, gz, bx, by, bz = (int(frame[s]) for s in sizes)
         if gx == 0 or gy == 0 or gz == 0:
             return  # nothing to compute (an empty array); CUDA would reject the launch
-        launch(kernel, (gx, gy, gz), (bx, by, bz), [frame[s] for s in arguments])
+        launch(kernel, (gx, gy, gz), (bx, by, bz), [frame[s] for s in arguments], where)
     return step
 
 

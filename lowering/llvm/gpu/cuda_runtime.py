@@ -8,12 +8,16 @@ What the host side of a compiled GPU function needs from a real device:
   ``contexts`` flag (``contexts=dev0->cuda0;dev1->cuda1``) the device it maps to. Names that map
   to one device share its context. A context already current on that device (``import
   pycuda.autoinit`` in the user's program) is used as it is, so arrays the program made work
-  without copies; otherwise the device's primary context is retained;
+  without copies; otherwise the device's primary context is retained (``pycuda.autoprimaryctx``
+  shares it). Every call pushes the context where it is not current and pops it after: no call
+  leaves a context pushed on any thread, and none pops one it did not push;
 - a **memory pool** per context (``pycuda.tools.DeviceMemoryPool``): device arrays are
   ``pycuda.gpuarray.GPUArray`` objects whose memory comes from it, freed back to it;
 - **modules and kernels**: ``CudaContext.load_module(ptx, formats)`` loads PTX text
   (``module_from_buffer``) once per text and prepares each kernel with its parameter format
-  (``Function.prepare``, the kernel ABI of ``lowering.llvm.gpu.to_ptx.kernel_param_format``);
+  (``Function.prepare``, the kernel ABI of ``lowering.llvm.gpu.to_ptx.kernel_param_format``),
+  checking its ``MAX_THREADS_PER_BLOCK`` against the blocks it is launched with;
+- **fills** with the driver's memsets (``memset_plan``), no kernel compiled at run time;
 - **launches on a stream**, asynchronous: every launch and copy of a context goes to its one
   stream, in order; ``sync()`` (or ``CudaContext.synchronize()``) waits for them. With
   ``CUDA_LAUNCH_BLOCKING=1`` in the environment or the flag ``gpuarray.sync``, every launch is
@@ -22,7 +26,8 @@ What the host side of a compiled GPU function needs from a real device:
 - **events** (``CudaContext.event_pair()``) to time work on the stream.
 
 Without PyCUDA, without a driver or without a device, ``require_cuda()`` (and everything that
-needs a context) raises ``CudaUnavailableError`` saying what is missing and how to get it.
+needs a context) raises ``CudaUnavailableError`` saying what is missing and how to get it. A
+driver error in a context's work is a ``CudaError`` naming the last kernel launched there.
 
 >>> isinstance(cuda_available(), bool)
 True
@@ -52,26 +57,125 @@ class CudaUnavailableError(RuntimeError):
     (PyCUDA, the CUDA driver, a device) and how to get it."""
 
 
+class CudaError(RuntimeError):
+    """The CUDA driver reported an error in a context's work; the message names the last kernel
+    launched there (and the program's line that launched it), since a kernel's fault shows at
+    the next wait, and says how to find the kernel that failed. ``__cause__`` is PyCUDA's
+    error."""
+
+
 def _driver():
     """``pycuda.driver``, initialized; a CudaUnavailableError says why it cannot be had."""
     try:
         import pycuda.driver as drv
     except ImportError as exc:
-        raise CudaUnavailableError(
-            f"GPU execution needs PyCUDA, which is not installed ({exc}); {INSTALL_HINT}; "
-            f"or {ALTERNATIVES}") from None
+        raise CudaUnavailableError(import_failure(exc)) from None
     try:
         drv.init()
         count = drv.Device.count()
     except Exception as exc:  # noqa: BLE001 - pycuda._driver.Error and its kinds
-        raise CudaUnavailableError(
-            f"PyCUDA is installed but the CUDA driver could not start: {exc} (is the NVIDIA "
-            f"driver installed and a GPU visible, e.g. CUDA_VISIBLE_DEVICES?); "
-            f"or {ALTERNATIVES}") from None
+        raise CudaUnavailableError(init_failure(exc, drv)) from None
     if count == 0:
         raise CudaUnavailableError(f"PyCUDA and the CUDA driver are installed, but the driver "
                                    f"sees no CUDA device; {ALTERNATIVES}")
     return drv
+
+
+# A driver API symbol PyCUDA links -> the CUDA release that introduced it.
+_SYMBOL_RELEASES = {"cuCtxCreate_v4": "12.5"}
+
+
+def import_failure(exc: ImportError) -> str:
+    """Why ``import pycuda.driver`` failed, in words: PyCUDA missing, the driver library
+    (``libcuda.so``) not loadable, or a driver older than the CUDA toolkit PyCUDA was built
+    with (a missing ``cu*`` symbol), with the versions that are known.
+
+    >>> import_failure(ImportError("No module named 'pycuda'", name="pycuda"))[:50]
+    'GPU execution needs PyCUDA, which is not installed'
+    >>> print(import_failure(ImportError("libcuda.so.1: cannot open shared object file: "
+    ...                                  "No such file or directory"))[:78])
+    PyCUDA is installed, but the CUDA driver library (libcuda.so) cannot be loaded
+    """
+    message = str(exc)
+    if (exc.name or "").split(".")[0] == "pycuda" or \
+            re.search(r"No module named '?pycuda\b", message):
+        return (f"GPU execution needs PyCUDA, which is not installed ({message}); "
+                f"{INSTALL_HINT}; or {ALTERNATIVES}")
+    symbol = re.search(r"undefined symbol: (cu\w+)", message)
+    if symbol:
+        needs = _SYMBOL_RELEASES.get(symbol.group(1))
+        built = f"CUDA {needs} or newer" if needs else "a newer CUDA release"
+        return (f"PyCUDA {_pycuda_version()} is installed, but the CUDA driver is older than the "
+                f"CUDA toolkit PyCUDA was built with: the driver lacks {symbol.group(1)} "
+                f"(PyCUDA needs {built}; the driver supports {_driver_release()}). Update the "
+                f"NVIDIA driver, or rebuild PyCUDA with the toolkit of the driver's CUDA release "
+                f"(pip install --force-reinstall --no-binary pycuda pycuda, that toolkit's nvcc "
+                f"on PATH); or {ALTERNATIVES}")
+    if "libcuda" in message:
+        return (f"PyCUDA is installed, but the CUDA driver library (libcuda.so) cannot be loaded "
+                f"({message}): install the NVIDIA driver, or put the directory of its "
+                f"libcuda.so.1 on LD_LIBRARY_PATH; or {ALTERNATIVES}")
+    return (f"PyCUDA {_pycuda_version()} is installed but cannot be imported ({message}); "
+            f"reinstall it ({INSTALL_HINT}); or {ALTERNATIVES}")
+
+
+def init_failure(exc: Exception, drv) -> str:
+    """Why the driver did not start once PyCUDA imported (``cuInit``), with the driver's CUDA
+    release and the one PyCUDA was built with."""
+    versions = (f"driver: CUDA {_release(_call(drv, 'get_driver_version'))}, PyCUDA built "
+                f"with CUDA {_release(_call(drv, 'get_version'))}")
+    message = str(exc)
+    if "insufficient" in message or "mismatch" in message or "unsupported" in message:
+        return (f"PyCUDA is installed, but the CUDA driver is too old for it: {message} "
+                f"({versions}); update the NVIDIA driver; or {ALTERNATIVES}")
+    if "no CUDA-capable device" in message or "NO_DEVICE" in message:
+        return (f"PyCUDA and the CUDA driver are installed, but no GPU is visible: {message} "
+                f"({versions}; check CUDA_VISIBLE_DEVICES); or {ALTERNATIVES}")
+    return (f"PyCUDA is installed but the CUDA driver could not start: {message} ({versions}; "
+            f"is the NVIDIA driver installed and a GPU visible, e.g. CUDA_VISIBLE_DEVICES?); "
+            f"or {ALTERNATIVES}")
+
+
+def _call(drv, name: str):
+    try:
+        return getattr(drv, name)()
+    except Exception:  # noqa: BLE001 - the driver may not answer
+        return None
+
+
+def _release(version) -> str:
+    """``12040`` or ``(12, 4, 0)`` as ``12.4``; ``unknown`` for None.
+
+    >>> _release(12040), _release((13, 0, 0)), _release(None)
+    ('12.4', '13.0', 'unknown')
+    """
+    if version is None:
+        return "unknown"
+    if isinstance(version, int):
+        return f"{version // 1000}.{version % 1000 // 10}"
+    return ".".join(str(v) for v in tuple(version)[:2])
+
+
+def _driver_release() -> str:
+    """The CUDA release the installed driver supports (``cuDriverGetVersion`` through ctypes,
+    since PyCUDA could not load), e.g. ``CUDA 12.4``, or ``an unknown CUDA release``."""
+    import ctypes
+    try:
+        library = ctypes.CDLL("libcuda.so.1")
+        version = ctypes.c_int()
+        if library.cuDriverGetVersion(ctypes.byref(version)) != 0:
+            raise OSError("cuDriverGetVersion failed")
+    except (OSError, AttributeError):
+        return "an unknown CUDA release"
+    return f"CUDA {_release(version.value)}"
+
+
+def _pycuda_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("pycuda")
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
 
 
 def require_cuda():
@@ -140,8 +244,14 @@ class CudaKernel:
     name: str
     function: object  # pycuda.driver.Function, prepared
     format: str
+    max_threads: int = 1024  # the function's MAX_THREADS_PER_BLOCK, read when loaded
 
     def launch(self, grid, block, args, stream) -> None:
+        threads = int(block[0]) * int(block[1]) * int(block[2])
+        if threads > self.max_threads:
+            raise CudaError(f"kernel {self.name} cannot run blocks of {threads} threads on this "
+                            f"GPU: at most {self.max_threads} (its registers and launch bound "
+                            f"allow no more); compile with a smaller block size")
         self.function.prepared_async_call(tuple(grid), tuple(block), stream, *args)
 
 
@@ -177,30 +287,49 @@ class CudaContext:
         self.name = self.device.name()
         current = _current_context(drv)
         if current is not None and current.get_device() == self.device:
+            # The program's own context (pycuda.autoinit): its arrays work without copies.
             self.context, self._owned = current, False
         else:
+            # The device's primary context, which pycuda.autoprimaryctx shares.
             self.context, self._owned = self.device.retain_primary_context(), True
-            self.context.push()
-            # Stays current on this thread (as pycuda.autoprimaryctx does), so that the user's
-            # GPUArray operations find it; other threads push it for each use.
-            _PUSHED.append(self)
-        self._thread = threading.get_ident()
-        self.pool = tools.DeviceMemoryPool()
-        self.stream = drv.Stream()
         self.modules: dict[str, CudaModule] = {}
         self.compute_capability = self.device.compute_capability()
+        self.last_launch: tuple[str, str] | None = None  # (kernel, where) of the latest launch
+        with self.activate():
+            self.pool = tools.DeviceMemoryPool()
+            self.stream = drv.Stream()
 
     @contextmanager
     def activate(self):
-        """Make this context current for the block (pushing and popping it when needed)."""
-        if threading.get_ident() == self._thread and _current_context(self._drv) == self.context:
-            yield self
-            return
-        self.context.push()
+        """Make this context current on the calling thread for the block: pushed before and
+        popped after unless it is current already, so no call leaves a context pushed and
+        none pops a context it did not push. A driver error inside becomes a ``CudaError``
+        naming the last kernel launched."""
+        pushed = _current_context(self._drv) != self.context
+        if pushed:
+            self.context.push()
         try:
             yield self
+        except self._drv.Error as exc:
+            raise CudaError(self.describe_error(exc)) from exc
         finally:
-            self._drv.Context.pop()
+            if pushed:
+                self._drv.Context.pop()
+
+    def describe_error(self, exc) -> str:
+        """What a driver error means, with the last kernel launched (see ``CudaError``)."""
+        if self.last_launch is None:
+            return f"CUDA error on {self.name}: {exc} (no kernel was launched in this context)"
+        kernel, where = self.last_launch
+        launched = f"kernel {kernel}" + (f" (launched for {where})" if where else "")
+        if launch_blocking():
+            return (f"CUDA error on {self.name}: {exc}; the last launch, checked when it "
+                    f"finished, was {launched}")
+        return (f"CUDA error on {self.name}: {exc}; the last kernel launched was {launched}. "
+                f"Kernels run asynchronously: a kernel's fault shows at the next wait, which can "
+                f"be in a later call, and leaves the context unusable (restart the process). "
+                f"Set the flag gpuarray.sync=True (or CUDA_LAUNCH_BLOCKING=1) to check every "
+                f"launch, so the error names the kernel that failed")
 
     # -- memory -------------------------------------------------------------------------------
 
@@ -233,8 +362,10 @@ class CudaContext:
     # -- copies (on the stream, in order with the launches) -----------------------------------
 
     def to_device(self, host: np.ndarray) -> object:
-        """A fresh contiguous device copy of ``host`` (any layout)."""
-        host = np.ascontiguousarray(host)
+        """A fresh contiguous device copy of ``host`` (any layout, 0-d arrays kept 0-d:
+        ``numpy.ascontiguousarray`` alone gives them one dimension)."""
+        shape = np.shape(host)
+        host = np.ascontiguousarray(host).reshape(shape)
         array = self.empty(host.shape, host.dtype)
         if host.size:
             self._drv.memcpy_htod_async(array.gpudata, host, self.stream)
@@ -282,15 +413,27 @@ class CudaContext:
             drv.memcpy_dtod_async(target.gpudata, source.gpudata, nbytes, stream)
 
     def fill(self, array, value) -> None:
-        """Set every element of the contiguous device ``array`` to ``value``."""
-        if array.size:
-            array.fill(array.dtype.type(value), stream=self.stream)
+        """Set every element of the contiguous device ``array`` to ``value`` with the driver's
+        memsets (no kernel compiled at run time: ``GPUArray.fill`` would build one from CUDA C,
+        needing nvcc on the user's machine, and has no float16)."""
+        if not array.size:
+            return
+        drv, stream, pointer = self._drv, self.stream, self.pointer(array)
+        for call, offset, word, count in memset_plan(array.dtype, value, array.size):
+            if call == "d2d32":  # one 32-bit word every 8 bytes: half of each 8-byte element
+                drv.memset_d2d32_async(pointer + offset, 8, word, 1, count, stream)
+            else:
+                getattr(drv, f"memset_{call}_async")(pointer + offset, word, count, stream)
 
     # -- kernels ------------------------------------------------------------------------------
 
-    def load_module(self, ptx: str, formats: dict[str, str]) -> CudaModule:
+    def load_module(self, ptx: str, formats: dict[str, str],
+                    max_threads: dict[str, int] | None = None) -> CudaModule:
         """The module of ``ptx`` (loaded once per text) with the kernels of ``formats``
-        (name → prepared-call format) prepared."""
+        (name → prepared-call format) prepared. Each kernel's ``MAX_THREADS_PER_BLOCK`` is read
+        and checked against its launch bound in ``max_threads`` (the biggest block the program
+        launches it with): a kernel that cannot run such blocks here is a ``CudaError`` now,
+        not a failed launch later."""
         key = hashlib.sha256(ptx.encode()).hexdigest()
         loaded = self.modules.get(key)
         if loaded is None:
@@ -300,11 +443,23 @@ class CudaContext:
             if name not in loaded.kernels:
                 function = loaded.module.get_function(name)
                 function.prepare(fmt)
-                loaded.kernels[name] = CudaKernel(name, function, fmt)
+                limit = function.get_attribute(
+                    self._drv.function_attribute.MAX_THREADS_PER_BLOCK)
+                loaded.kernels[name] = CudaKernel(name, function, fmt, int(limit))
+        for name, threads in (max_threads or {}).items():
+            kernel = loaded.kernels.get(name)
+            if kernel is not None and threads > kernel.max_threads:
+                registers = kernel.function.get_attribute(self._drv.function_attribute.NUM_REGS)
+                raise CudaError(f"kernel {name} is launched with blocks of {threads} threads, "
+                                f"but {self.name} runs it with at most {kernel.max_threads} "
+                                f"({registers} registers per thread); compile with a smaller "
+                                f"block size (GpuExecutor(block_size=...))")
         return loaded
 
-    def launch(self, kernel: CudaKernel, grid, block, args) -> None:
-        """Queue ``kernel`` on the stream; with ``launch_blocking()`` wait for it."""
+    def launch(self, kernel: CudaKernel, grid, block, args, where: str = "") -> None:
+        """Queue ``kernel`` on the stream; with ``launch_blocking()`` wait for it. ``where``
+        (the program's op and line) is named by errors reported later."""
+        self.last_launch = (kernel.name, where)
         kernel.launch(grid, block, args, self.stream)
         if launch_blocking():
             self.stream.synchronize()
@@ -316,8 +471,10 @@ class CudaContext:
     def event_pair(self):
         """Two fresh events (start, end) for timing work queued on the stream:
         ``start.record(stream)``, ..., ``end.record(stream)``, later ``end.synchronize()`` and
-        ``end.time_since(start)`` milliseconds."""
-        return self._drv.Event(), self._drv.Event()
+        ``end.time_since(start)`` milliseconds. Made inside the context (events belong to one),
+        from any thread."""
+        with self.activate():
+            return self._drv.Event(), self._drv.Event()
 
     def close(self) -> None:
         """Free the pool's memory and let the context go (at exit)."""
@@ -331,6 +488,30 @@ class CudaContext:
 
     def __repr__(self):
         return f"<CudaContext device {self.ordinal}: {self.name}>"
+
+
+def memset_plan(dtype, value, count: int) -> list[tuple[str, int, int, int]]:
+    """The driver memsets that set ``count`` elements of ``dtype`` to ``value``: ``(call, byte
+    offset, word, words)`` with call ``d8``/``d16``/``d32`` (``memset_<call>``), or ``d2d32``
+    for 8-byte elements whose two halves differ (each half set by a pitched memset).
+
+    >>> memset_plan(np.float16, 1.0, 3), memset_plan(np.float64, 0.0, 2)
+    ([('d16', 0, 15360, 3)], [('d32', 0, 0, 4)])
+    >>> memset_plan(np.float64, 7.0, 5)
+    [('d2d32', 0, 0, 5), ('d2d32', 4, 1075576832, 5)]
+    """
+    dtype = np.dtype(dtype)
+    pattern = np.array(value).astype(dtype).reshape(1)
+    size = dtype.itemsize
+    if size in (1, 2, 4):
+        word = int(pattern.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size])[0])
+        return [(f"d{8 * size}", 0, word, count)]
+    if size == 8:
+        low, high = (int(w) for w in pattern.view(np.uint32))  # little-endian halves
+        if low == high:
+            return [("d32", 0, low, 2 * count)]
+        return [("d2d32", 0, low, count), ("d2d32", 4, high, count)]
+    raise TypeError(f"filling device arrays of {dtype} ({size}-byte elements) is not supported")
 
 
 def _c_contiguous(shape, strides, itemsize: int) -> bool:
@@ -355,7 +536,7 @@ def _current_context(drv):
 
 
 _CONTEXTS: dict[int, CudaContext] = {}
-_PUSHED: list[CudaContext] = []
+_PUSHED: list[tuple[CudaContext, int]] = []  # (context, thread) pushed by make_current
 _LOCK = threading.Lock()
 
 
@@ -368,6 +549,21 @@ def get_context(name: str | None = None) -> CudaContext:
             context = _CONTEXTS[ordinal] = CudaContext(ordinal)
             _announce(context)
         return context
+
+
+def host_copy(array) -> np.ndarray:
+    """A host copy of the PyCUDA device ``array`` (any strides), read in the context current on
+    this thread when the runtime made it, else in the default one (pushed for the copy only).
+    What the runtime's own reads of device arrays go through, since no context stays current
+    between its calls."""
+    context = None
+    if _CONTEXTS:
+        drv = next(iter(_CONTEXTS.values()))._drv
+        current = _current_context(drv)
+        context = next((c for c in _CONTEXTS.values() if c.context == current), None)
+    context = context or get_context(None)
+    with context.activate():
+        return context.to_host(array)
 
 
 def sync(name: str | None = None) -> None:
@@ -385,13 +581,28 @@ def _announce(context: CudaContext) -> None:
         print(f"Using device cuda{context.ordinal}: {context.name}")
 
 
+def make_current(context: CudaContext) -> None:
+    """Leave ``context`` current on the calling thread (``lowering.misc.pycuda_init``: the
+    program's own PyCUDA calls then find it, as after ``import pycuda.autoprimaryctx``); it is
+    popped at exit if it is still the current one there. Does nothing when it is current
+    already."""
+    if _current_context(context._drv) == context.context:
+        return
+    context.context.push()
+    _PUSHED.append((context, threading.get_ident()))
+
+
 def _close_all() -> None:
+    """At exit: free the pools, and pop what ``make_current`` pushed on this thread, where it is
+    still the current context (never a context the program pushed)."""
     for context in list(_CONTEXTS.values()):
         context.close()
     while _PUSHED:
-        context = _PUSHED.pop()
+        context, thread = _PUSHED.pop()
         try:
-            context._drv.Context.pop()
+            if thread == threading.get_ident() and \
+                    _current_context(context._drv) == context.context:
+                context._drv.Context.pop()
         except Exception:  # noqa: BLE001 - the driver may be shutting down
             pass
     _CONTEXTS.clear()

@@ -126,3 +126,23 @@ def define_kernel(state: ModuleLowering, func: Operation, math: GpuMath) -> ir.F
         raise translation_error(func, f"kernel @{name} must end with gpu.return")
     fl.builder.ret_void()
     return fn
+
+
+# The most threads a block may have on any NVIDIA GPU so far.
+MAX_BLOCK_THREADS = 1024
+
+
+def declare_max_threads(module: ir.Module, fn: ir.Function, threads: int) -> None:
+    """Declare that kernel ``fn`` runs in blocks of at most ``threads`` threads (PTX
+    ``.maxntid``, through the ``nvvm.annotations`` entry ``maxntidx``).
+
+    >>> m = ir.Module(); k = ir.Function(m, ir.FunctionType(VOID, []), "k")
+    >>> declare_max_threads(m, k, 256)
+    >>> '!"maxntidx", i32 256' in str(m)
+    True
+    """
+    if not 1 <= threads <= MAX_BLOCK_THREADS:
+        raise ValueError(f"kernel {fn.name}: a block has 1 to {MAX_BLOCK_THREADS} threads, "
+                         f"not {threads}")
+    annotations = module.add_named_metadata("nvvm.annotations")
+    annotations.add(module.add_metadata([fn, "maxntidx", ir.Constant(ir.IntType(32), threads)]))

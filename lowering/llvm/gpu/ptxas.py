@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 
 _PTXAS_DIRS = ("CUDA_HOME", "CUDA_PATH")
 _DEFAULT_CUDA_BIN = "/usr/local/cuda/bin"
@@ -95,24 +96,77 @@ def _error_from_output(output: str, ptx: str, arch: str) -> PtxasError:
                       f"\n{message}", line, source)
 
 
-def assemble_ptx(ptx: str, arch: str, options: tuple[str, ...] = ()) -> bytes:
-    """Assemble PTX text for GPU ``arch`` (``"sm_90"``) and return the cubin.
-
-    ``options`` are more ptxas flags (``("-O0",)``, ``("--warn-on-spills",)``). Raises
-    :class:`PtxasError` when ptxas is missing or rejects the code.
-    """
+def _run_ptxas(ptx: str, arch: str, options: tuple[str, ...], keep_cubin: bool):
+    """Run ptxas on ``ptx``: its output text and the cubin (None unless ``keep_cubin``)."""
     path = find_ptxas()
     if path is None:
         raise PtxasError("ptxas was not found: install the CUDA toolkit (it provides ptxas) and "
                          "put its bin directory on PATH, or set CUDA_HOME")
     with tempfile.TemporaryDirectory(prefix="lowering-ptxas-") as directory:
         source = os.path.join(directory, "kernels.ptx")
-        target = os.path.join(directory, "kernels.cubin")
+        target = os.path.join(directory, "kernels.cubin") if keep_cubin else os.devnull
         with open(source, "w", encoding="utf-8") as f:
             f.write(ptx)
         done = subprocess.run([path, f"-arch={arch}", *options, source, "-o", target],
                               capture_output=True, text=True, check=False)
+        output = done.stdout + done.stderr
         if done.returncode != 0:
-            raise _error_from_output(done.stdout + done.stderr, ptx, arch)
+            raise _error_from_output(output, ptx, arch)
+        if not keep_cubin:
+            return output, None
         with open(target, "rb") as f:
-            return f.read()
+            return output, f.read()
+
+
+def assemble_ptx(ptx: str, arch: str, options: tuple[str, ...] = ()) -> bytes:
+    """Assemble PTX text for GPU ``arch`` (``"sm_90"``) and return the cubin.
+
+    ``options`` are more ptxas flags (``("-O0",)``, ``("--warn-on-spills",)``). Raises
+    :class:`PtxasError` when ptxas is missing or rejects the code.
+    """
+    return _run_ptxas(ptx, arch, options, keep_cubin=True)[1]
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What ptxas allocated for one kernel: ``registers`` per thread, ``shared_bytes`` of
+    static shared memory, ``spill_bytes`` stored to local memory (0 when none)."""
+
+    registers: int
+    shared_bytes: int
+    spill_bytes: int
+
+
+# ptxas info    : Compiling entry function 'k' for 'sm_90'
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_SPILLS = re.compile(r"(\d+) bytes spill stores")
+_REGISTERS = re.compile(r"Used (\d+) registers")
+_SHARED = re.compile(r"(\d+) bytes smem")
+
+
+def kernel_resources(ptx: str, arch: str) -> dict[str, KernelResources]:
+    """Kernel name -> the resources ptxas allocates for it on ``arch`` (``ptxas -v``).
+
+    >>> ptx = (".version 7.8\\n.target sm_90\\n.address_size 64\\n"
+    ...        ".visible .entry k()\\n{\\nret;\\n}\\n")
+    >>> not ptxas_available() or kernel_resources(ptx, "sm_90")["k"].spill_bytes == 0
+    True
+    """
+    output, _ = _run_ptxas(ptx, arch, ("-v",), keep_cubin=False)
+    found: dict[str, KernelResources] = {}
+    name, spills = None, 0
+    for line in output.splitlines():
+        entry = _ENTRY.search(line)
+        if entry:
+            name, spills = entry.group(1), 0
+            continue
+        spill = _SPILLS.search(line)
+        if spill and name is not None:
+            spills = int(spill.group(1))
+        registers = _REGISTERS.search(line)
+        if registers and name is not None:
+            shared = _SHARED.search(line)
+            found[name] = KernelResources(int(registers.group(1)),
+                                          int(shared.group(1)) if shared else 0, spills)
+            name = None
+    return found

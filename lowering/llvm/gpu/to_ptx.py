@@ -39,7 +39,7 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 
@@ -49,7 +49,7 @@ from lowering.ir.core import Operation
 
 from ..jit import _lock as llvm_lock  # LLVM's global state is shared with the CPU backend
 from ..cpu.context import ModuleLowering, TranslationError
-from .kernels import define_kernel, kernel_param_format
+from .kernels import declare_max_threads, define_kernel, kernel_param_format
 from .kernel_math import GpuMath
 from .target import (NVPTX_TRIPLE, arch_number, check_arch, default_arch, nvptx_target_machine,
                      ptx_isa)
@@ -65,13 +65,15 @@ _FLUSH_TO_ZERO = '"denormal-fp-math-f32"="preserve-sign,preserve-sign"'
 class PtxModule:
     """What ``to-ptx`` produces: ``llvm_ir`` (the kernels as LLVM IR, before optimization),
     ``ptx`` (the text the driver loads), ``kernels`` (kernel name -> PyCUDA parameter format,
-    in the module's order), ``arch`` (``sm_90``) and ``fast_math``."""
+    in the module's order), ``arch`` (``sm_90``), ``fast_math`` and ``max_threads`` (kernel
+    name -> the launch bound declared in the PTX, ``.maxntid``, for the kernels given one)."""
 
     llvm_ir: str
     ptx: str
     kernels: dict[str, str]
     arch: str
     fast_math: bool
+    max_threads: dict[str, int] = field(default_factory=dict)
 
 
 def _gpu_module(op: Operation) -> GpuModuleOp:
@@ -102,9 +104,14 @@ def optimize_and_emit(llvm_ir: str, arch: str, opt: int = 3) -> str:
 
 
 def translate_gpu_module(gpu_module_op: Operation, arch: str = "sm_90",
-                         fast_math: bool = False) -> PtxModule:
+                         fast_math: bool = False,
+                         max_threads: dict[str, int] | None = None) -> PtxModule:
     """Translate every kernel of ``gpu_module_op`` (a ``gpu.module``, or a ``builtin.module``
-    holding exactly one) to PTX for ``arch``."""
+    holding exactly one) to PTX for ``arch``.
+
+    ``max_threads`` (kernel name -> threads) declares each kernel's launch bound, the most
+    threads a block it is launched with has (``.maxntid``): ptxas then keeps its registers few
+    enough for a block that size, and the driver refuses bigger blocks."""
     check_arch(arch)
     gpu_module = _gpu_module(gpu_module_op)
     state = ModuleLowering(num_threads=1, parallel_threshold=1 << 62,
@@ -114,15 +121,19 @@ def translate_gpu_module(gpu_module_op: Operation, arch: str = "sm_90",
     math = GpuMath(fast=fast_math, approx_tanh=arch_number(arch) >= 75 and ptx_isa(arch) >= (7, 0))
     kernels = {}
     for kernel in gpu_module.kernels:
-        define_kernel(state, kernel, math)
+        fn = define_kernel(state, kernel, math)
         kernels[kernel.sym_name] = kernel_param_format(kernel)
+        bound = (max_threads or {}).get(kernel.sym_name)
+        if bound is not None:
+            declare_max_threads(state.module, fn, bound)
     if fast_math:
         for fn in state.module.functions:
             if not fn.is_declaration:
                 # llvmlite knows no string attributes: added to the set, printed as given.
                 set.add(fn.attributes, _FLUSH_TO_ZERO)
     llvm_ir = str(state.module)
-    return PtxModule(llvm_ir, optimize_and_emit(llvm_ir, arch), kernels, arch, fast_math)
+    bounds = {k: int(v) for k, v in (max_threads or {}).items() if k in kernels}
+    return PtxModule(llvm_ir, optimize_and_emit(llvm_ir, arch), kernels, arch, fast_math, bounds)
 
 
 def emit_ptx(module: Operation, arch: str | None = None, fast_math: bool = False) -> str:

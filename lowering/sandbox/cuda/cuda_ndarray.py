@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lowering.compile.gpu.arrays import is_device_array, numpy_readable
+from lowering.compile.gpu.arrays import is_device_array, numpy_readable, to_host_array
 from lowering.frontend import gpu
 
 
@@ -34,7 +34,7 @@ class CudaNdarray(metaclass=_CudaNdarrayType):
 
     def __new__(cls, array):
         gpu.require_gpu("CudaNdarray makes an array on the GPU")
-        host = array.get() if is_device_array(array) else array
+        host = to_host_array(array)
         return numpy_readable(gpu.to_device(np.asarray(host, dtype=np.float32), "cuda"))
 
     @staticmethod
