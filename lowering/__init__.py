@@ -25,6 +25,7 @@ from .frontend.custom_op import Apply, Op  # noqa: F401  (ops written in Python)
 from . import tensor  # noqa: F401
 from .tensor import grad  # noqa: F401
 from . import printing, sandbox  # noqa: F401
+from . import gradient  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
 
 __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",

@@ -19,6 +19,8 @@ from .blas import GemmOp, GemvOp  # noqa: F401
 from .fused import FusedOp, Reduction  # noqa: F401
 from .custom import CustomOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
+from .grad_filter import GradFilterOp  # noqa: F401
+from .rop import R_OP  # noqa: F401
 
 from lowering.ir.context import Dialect  # noqa: E402
 

@@ -80,6 +80,7 @@ from . import (dot as bufferize_dot, elementwise as bufferize_elementwise,
                fused as bufferize_fused, custom as bufferize_custom,
                indexing as bufferize_indexing, nnet as bufferize_nnet,
                reductions as bufferize_reductions, shapes as bufferize_shapes)
+from . import grad_filter as bufferize_grad_filter  # noqa: F401
 from ..dce import eliminate_dead_code
 from .core import (BUFFERIZE, AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
                    result_buffer_type)
