@@ -25,12 +25,16 @@ from lowering.dialects.tensor.shape_ops import match_type
 from lowering.ir.core import Value
 from lowering.ir.location import default_location
 
+from lowering.dialects.tensor import ShapeIOp
+from lowering.ir.core import Block
+
+from .batching import batch_linear, identity
 from .build import apply
-from .constructors import as_tensor_variable
+from .constructors import as_tensor_variable, constant
 from .errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 from .grad import DisconnectedVariable, grad
 from .graph import toposort
-from .shapes import stack, zeros_like
+from .shapes import alloc, stack, zeros_like
 from .variable import TensorVariable, wrap
 
 __all__ = ["Rop", "Lop", "jacobian", "hessian", "zero_grad", "disconnected_grad", "grad_clip",
@@ -194,18 +198,18 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str =
     for each ``w``, a tensor of shape ``(len(expression),) + w.shape`` whose row ``i`` is
     ``grad(expression[i], w)``. A scalar ``expression`` gives ``grad``.
 
-    Theano loops over the rows with ``scan``. Here each row is its own reverse sweep, built for
-    every index of ``expression``: the length of ``expression`` must be known when the graph is
-    built (a static size in its type, as ``T.specify_shape`` or a constant gives, or a size that
-    follows from ``wrt``'s static shape). A batched formulation (``Lop`` of an identity matrix,
-    each row a cotangent) would need every op's gradient to take an extra leading axis, which
-    the tensor ops do not offer; for a length known only at run time the error says so and
-    names ``theano.scan`` as the way to loop over the rows.
+    Theano loops over the rows with ``scan``. Here the rows are computed together, for a length
+    known only at run time: the reverse sweep ``Lop(expression, w, u)`` is built once for a
+    placeholder cotangent ``u``; it is linear in ``u``, so ``batching.batch_linear`` rebuilds it
+    with a leading batch axis and feeds it the identity matrix, every row of which is one basis
+    vector. Where the sweep goes through an op with no batching rule, an ``expression`` of
+    static length falls back to one sweep per element; otherwise the error names the op (and
+    ``theano.scan`` as the way to loop over the rows).
 
     >>> import numpy as np
     >>> import lowering as theano
     >>> import lowering.tensor as T
-    >>> x = T.tensor("float64", shape=(2,), name="x")
+    >>> x = T.dvector("x")
     >>> J = jacobian(x ** 2, x)
     >>> theano.function([x], J)(np.array([1.0, 2.0]))
     array([[2., 0.],
@@ -213,29 +217,52 @@ def jacobian(expression, wrt, consider_constant=None, disconnected_inputs: str =
     """
     expression = as_tensor_variable(expression)
     if expression.ndim > 1:
-        raise GraphBuildError(f"jacobian: expression must be a vector (or a scalar), got {expression} "
-                              f"of type {expression.type}; flatten it first")
+        raise GraphBuildError(f"jacobian: expression must be a vector (or a scalar), got "
+                              f"{expression} of type {expression.type}; flatten it first")
     wrt_list = _check_variables("wrt", wrt)
     if expression.ndim == 0:
         return _format_as(wrt, grad(expression, wrt_list, consider_constant=consider_constant,
                                     disconnected_inputs=disconnected_inputs))
-    size = _static_length(expression, "jacobian", "expression")
+    return _format_as(wrt, _jacobian_rows(expression, wrt_list, consider_constant,
+                                          disconnected_inputs))
+
+
+def _jacobian_rows(expression: TensorVariable, wrt_list: list, consider_constant,
+                   disconnected_inputs: str) -> list[TensorVariable]:
+    cotangent = Block([expression.value.type]).args[0]
+    sweeps = grad(None, wrt_list, consider_constant=consider_constant,
+                  disconnected_inputs=disconnected_inputs,
+                  known_grads={expression: wrap(cotangent)})
+    length = ShapeIOp.build(expression.value, 0).result
+    basis = identity(length, expression.value.type.element)
+    try:
+        rows = batch_linear([g.value for g in sweeps], cotangent, basis)
+    except GraphBuildError:
+        if expression.value.type.shape[0] is None:
+            raise
+        return _unrolled(expression, wrt_list, consider_constant, disconnected_inputs)
+    return [wrap(r) for r in rows]
+
+
+def _unrolled(expression, wrt_list, consider_constant, disconnected_inputs) -> list:
+    """One reverse sweep per element of an ``expression`` of static length."""
     rows = [grad(expression[i], wrt_list, consider_constant=consider_constant,
-                 disconnected_inputs=disconnected_inputs) for i in range(size)]
-    return _format_as(wrt, [_stack_rows([row[j] for row in rows], w)
-                            for j, w in enumerate(wrt_list)])
+                 disconnected_inputs=disconnected_inputs)
+            for i in range(expression.value.type.shape[0])]
+    return [stack([row[j] for row in rows]) if rows else
+            alloc(constant(0, dtype=w.dtype), 0, *[w.shape[d] for d in range(w.ndim)])
+            for j, w in enumerate(wrt_list)]
 
 
 def hessian(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise"):
     """The Hessian of the scalar ``cost`` with respect to each vector in ``wrt``: the
-    ``jacobian`` of ``grad(cost, w)`` with respect to ``w`` (one reverse sweep per element, so
-    ``w``'s length must be static; see ``jacobian``). Inputs that the gradient does not depend
-    on (a linear cost) get zeros, as in Theano.
+    ``jacobian`` of ``grad(cost, w)`` with respect to ``w`` (batched over the rows in the same
+    way). Inputs that the gradient does not depend on (a linear cost) get zeros, as in Theano.
 
     >>> import numpy as np
     >>> import lowering as theano
     >>> import lowering.tensor as T
-    >>> x = T.tensor("float64", shape=(3,), name="x")
+    >>> x = T.dvector("x")
     >>> H = hessian((x ** 3).sum(), x)
     >>> theano.function([x], H)(np.array([1.0, 2.0, 3.0])).diagonal()
     array([ 6., 12., 18.])
@@ -250,28 +277,8 @@ def hessian(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise
             raise GraphBuildError(f"hessian: each wrt must be a vector, got {w} of type {w.type}")
         g = grad(cost, w, consider_constant=consider_constant,
                  disconnected_inputs=disconnected_inputs)
-        size = _static_length(w, "hessian", "wrt")
-        rows = [grad(g[i], w, consider_constant=consider_constant, disconnected_inputs="ignore")
-                for i in range(size)]
-        hessians.append(_stack_rows(rows, w))
+        hessians.extend(_jacobian_rows(g, [w], consider_constant, "ignore"))
     return _format_as(wrt, hessians)
-
-
-def _static_length(v: TensorVariable, fn: str, what: str) -> int:
-    size = v.value.type.shape[0]
-    if size is None:
-        raise GraphBuildError(f"{fn}: the length of {what} {v} (of type {v.value.type}) is known "
-                              f"only at run time; {fn} builds one gradient per element, so it "
-                              f"needs a static length (give the variable a static shape, or "
-                              f"T.specify_shape it), or loop over the elements with theano.scan")
-    return size
-
-
-def _stack_rows(rows: list, w: TensorVariable) -> TensorVariable:
-    if not rows:
-        from .shapes import alloc
-        return alloc(as_tensor_variable(0.0).astype(w.dtype), 0, *w.shape)
-    return stack(rows)
 
 
 # ---------------------------------------------------------------------------------------------
