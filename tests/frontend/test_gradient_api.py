@@ -329,3 +329,18 @@ def test_the_theano_names():
                  "disconnected_grad", "grad_clip", "consider_constant"]:
         assert getattr(T, name) is getattr(G, name), name
     from lowering.gradient import verify_grad  # noqa: F401 - "from theano.gradient import"
+
+
+def test_gradient_filters_and_jacobian_on_the_simulated_gpu():
+    from lowering.config import config
+    with config.change_flags({"gpuarray.simulate": True}, device="cuda", floatX="float32"):
+        x = T.fvector("x")
+        G = theano.gradient
+        f = theano.function([x], [G.grad_clip(x, -1, 1) * 2,
+                                  T.grad((G.grad_clip(x, -1, 1) ** 2).sum(), x),
+                                  T.jacobian(T.tanh(x), x)])
+        xv = np.array([2.0, 0.25, -3.0], dtype="float32")
+        doubled, clipped, J = [np.asarray(v) for v in f(xv)]
+    np.testing.assert_allclose(doubled, 2 * xv)
+    np.testing.assert_allclose(clipped, np.clip(2 * xv, -1, 1))
+    np.testing.assert_allclose(J, np.diag(1 - np.tanh(xv) ** 2), rtol=1e-5, atol=1e-6)
