@@ -12,9 +12,10 @@ Every op class with a ``grad`` rule has a rule here (a test checks it). They com
   ``partials`` with an output gradient of ones gives each ``df/dx_i``, and the tangent is
   ``sum_i df/dx_i * v_i``, so one table of derivatives serves both modes;
 - ops linear in some operands (shape ops, indexing, ``sum``, ``mean``, ``cast``) are applied to
-  the tangents of those operands in place of the operands;
-- ``dot`` is bilinear: ``dot(va, b) + dot(a, vb)``; reductions that are not linear (``prod``,
-  ``max``, ``min``) weigh the tangent by their gradient of ones and sum it over their axes;
+  the tangents of those operands in place of the operands (``linear_in``);
+- ``dot`` is bilinear: ``dot(va, b) + dot(a, vb)`` (``multilinear_in``); reductions that are
+  not linear (``prod``, ``max``, ``min``) weigh the tangent by their gradient of ones and sum it
+  over their axes;
 - ``softmax`` and ``log_softmax`` have their closed forms.
 
 >>> from lowering.ir.core import Block
@@ -55,7 +56,7 @@ def _none(op: Operation, tangents) -> list:
 R_OP.register(ShapeOp, ShapeIOp, ArangeOp, ArgMaxOp, ArgMinOp)(_none)
 
 
-def _linear_in(*positions: int):
+def linear_in(*positions: int):
     """The rule of an op linear in the operands at ``positions`` (all operands when none are
     given): the same op applied to their tangents (zeros where one has none), the other operands
     unchanged."""
@@ -77,11 +78,11 @@ def _linear_in(*positions: int):
 
 
 R_OP.register(DimShuffleOp, ReshapeOp, AllocOp, SubtensorOp, AdvancedSubtensorOp, SumOp,
-              MeanOp, CastOp)(_linear_in(0))
-R_OP.register(FillOp)(_linear_in(1))
+              MeanOp, CastOp)(linear_in(0))
+R_OP.register(FillOp)(linear_in(1))
 R_OP.register(SetSubtensorOp, IncSubtensorOp, AdvancedSetSubtensorOp,
-              AdvancedIncSubtensorOp)(_linear_in(0, 1))
-R_OP.register(MakeVectorOp, ConcatenateOp)(_linear_in())
+              AdvancedIncSubtensorOp)(linear_in(0, 1))
+R_OP.register(MakeVectorOp, ConcatenateOp)(linear_in())
 
 
 @R_OP.register(ElementwiseOp)
@@ -111,19 +112,31 @@ def _as_result(value: Value, result: Value, location) -> Value:
     return as_type(value, result.type, location)
 
 
-@R_OP.register(DotOp)
-def _dot(op: DotOp, tangents) -> list:
-    """``dot`` is bilinear: ``dot(va, b) + dot(a, vb)``."""
-    (va, vb), (a, b), loc = tangents, op.operands, op.location
-    terms = []
-    if va is not None:
-        terms.append(DotOp.build(va, b, location=loc).result)
-    if vb is not None:
-        terms.append(DotOp.build(a, vb, location=loc).result)
-    if not terms or not is_differentiable_type(op.result.type):
-        return [None]
-    total = terms[0] if len(terms) == 1 else AddOp.build(*terms, location=loc).result
-    return [as_type(total, op.result.type, loc)]
+def multilinear_in(*positions: int):
+    """The rule of an op linear in each operand at ``positions`` separately (``dot``, a
+    convolution in its input and its filters): the sum, over those with a tangent, of the op
+    with that one operand replaced by its tangent (``dot(va, b) + dot(a, vb)``)."""
+
+    def rule(op: Operation, tangents) -> list:
+        if not any(is_differentiable_type(r.type) for r in op.results):
+            return [None] * len(op.results)
+        totals: list = [None] * len(op.results)
+        for i in positions:
+            if tangents[i] is None:
+                continue
+            operands = list(op.operands)
+            operands[i] = tangents[i]
+            clone = type(op).create(operands=operands, result_types=[r.type for r in op.results],
+                                    attributes=dict(op.attributes), location=op.location)
+            totals = [r if t is None else AddOp.build(t, r, location=op.location).result
+                      for t, r in zip(totals, clone.results)]
+        return [None if t is None else as_type(t, r.type, op.location)
+                for t, r in zip(totals, op.results)]
+
+    return rule
+
+
+R_OP.register(DotOp)(multilinear_in(0, 1))
 
 
 @R_OP.register(ProdOp, MaxOp, MinOp)
