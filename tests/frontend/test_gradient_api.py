@@ -12,22 +12,7 @@ import lowering.tensor as T
 from lowering.frontend.errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 
 from .helpers import evaluate, float64_by_default  # noqa: F401 (autouse)
-
-
-class TwiceOp(theano.Op):
-    """2 * x, whose gradient is built from another Python op (no batching rule for it)."""
-
-    __props__ = ()
-
-    def make_node(self, x):
-        x = T.as_tensor_variable(x)
-        return theano.Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = inputs[0] * 2
-
-    def grad(self, inputs, output_grads):
-        return [TwiceOp()(output_grads[0])]
+from .python_ops import TwiceOp
 
 
 def numeric_jacobian(fn, args, k, eps=1e-6):

@@ -19,25 +19,7 @@ from lowering.frontend.errors import DisconnectedInputError, GraphBuildError, Gr
 from lowering.frontend.graph import toposort
 
 from .helpers import evaluate, float64_by_default  # noqa: F401 (autouse)
-
-
-class TwiceOp(theano.Op):
-    """A Python op with both derivative rules: 2 * x."""
-
-    __props__ = ()
-
-    def make_node(self, x):
-        x = T.as_tensor_variable(x)
-        return theano.Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = inputs[0] * 2
-
-    def grad(self, inputs, output_grads):
-        return [output_grads[0] * 2]
-
-    def R_op(self, inputs, eval_points):
-        return [None if eval_points[0] is None else eval_points[0] * 2]
+from .python_ops import TwiceOp
 
 
 UNARY = ["neg", "abs", "sign", "sqr", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
@@ -127,6 +109,12 @@ def test_the_table_reaches_every_op_with_a_grad_rule():
     assert with_grad <= reached, f"no case goes through {sorted(with_grad - reached)}"
 
 
+def _case(name: str):
+    """The inputs, their eval points and the expression of ``OP_CASES[name]``."""
+    x, m = _symbols()
+    return x, m, T.vector("vx"), T.matrix("vm"), OP_CASES[name](x, m)
+
+
 def _directional(f, x, m, values):
     xv, mv, vx, vm = values
     eps = 1e-3 if f.dtype == "float32" else 1e-6
@@ -139,9 +127,7 @@ def _directional(f, x, m, values):
 @settings(max_examples=4)
 @given(seed=st.integers(0, 2 ** 16))
 def test_rop_matches_finite_differences(name, seed):
-    x, m = _symbols()
-    vx, vm = T.vector("vx"), T.matrix("vm")
-    f = OP_CASES[name](x, m)
+    x, m, vx, vm, f = _case(name)
     r = T.Rop(f, [x, m], [vx, vm])
     assert r.value.type == f.value.type
     values = _point(seed)
@@ -156,9 +142,7 @@ def test_rop_matches_finite_differences(name, seed):
 @given(seed=st.integers(0, 2 ** 16))
 def test_lop_is_the_transposed_product(name, seed):
     """<u, J v> from Rop equals <J^T u, v> from Lop, and J^T u matches finite differences."""
-    x, m = _symbols()
-    vx, vm = T.vector("vx"), T.matrix("vm")
-    f = OP_CASES[name](x, m)
+    x, m, vx, vm, f = _case(name)
     u = T.TensorType(f.dtype, f.broadcastable)("u")
     lx, lm = T.Lop(f, [x, m], u, disconnected_inputs="ignore")
     xv, mv, vxv, vmv = _point(seed)
