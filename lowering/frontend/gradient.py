@@ -4,8 +4,8 @@ change how a gradient flows (``zero_grad``, ``disconnected_grad``, ``grad_clip``
 
 ``Rop`` is forward mode: it pushes the eval points from ``wrt`` to the outputs through each op's
 rule in ``lowering.dialects.tensor.rop.R_OP``. ``Lop`` is ``grad`` seeded with the eval points as
-known gradients. ``jacobian`` and ``hessian`` build one reverse sweep per element of the
-differentiated vector (see ``jacobian`` for why, and for what it needs).
+known gradients. ``jacobian`` and ``hessian`` build one reverse sweep for a placeholder
+cotangent and batch it over the rows of an identity matrix (see ``jacobian``).
 
 >>> import numpy as np
 >>> import lowering as theano
@@ -19,14 +19,11 @@ from __future__ import annotations
 
 import warnings
 
-from lowering.dialects.tensor import GradFilterOp
+from lowering.dialects.tensor import GradFilterOp, ShapeIOp
 from lowering.dialects.tensor.rop import R_OP
 from lowering.dialects.tensor.shape_ops import match_type
-from lowering.ir.core import Value
-from lowering.ir.location import default_location
-
-from lowering.dialects.tensor import ShapeIOp
-from lowering.ir.core import Block
+from lowering.ir.core import Block, Value
+from lowering.ir.location import caller_location, default_location
 
 from .batching import batch_linear, identity
 from .build import apply
@@ -233,10 +230,11 @@ def _jacobian_rows(expression: TensorVariable, wrt_list: list, consider_constant
     sweeps = grad(None, wrt_list, consider_constant=consider_constant,
                   disconnected_inputs=disconnected_inputs,
                   known_grads={expression: wrap(cotangent)})
-    length = ShapeIOp.build(expression.value, 0).result
-    basis = identity(length, expression.value.type.element)
     try:
-        rows = batch_linear([g.value for g in sweeps], cotangent, basis)
+        with default_location(caller_location()):  # the batched ops point at the user's line
+            length = ShapeIOp.build(expression.value, 0).result
+            basis = identity(length, expression.value.type.element)
+            rows = batch_linear([g.value for g in sweeps], cotangent, basis)
     except GraphBuildError:
         if expression.value.type.shape[0] is None:
             raise
