@@ -61,10 +61,18 @@ class Batch:
         pattern = [0, *["x"] * extra, *range(1, v.type.rank)]
         return DimShuffleOp.build(v, pattern, location=self.loc).result
 
-    def shape_with_batch(self, v: Value, dims: list) -> Value:
-        """The i64 shape vector ``[batch, *dims]``."""
-        dims = [scalar_constant(d, I64, self.loc) if isinstance(d, int) else d for d in dims]
-        return MakeVectorOp.build(self.size, *dims, location=self.loc).result
+    def keep_static_sizes(self, new: Value, original: Value) -> Value:
+        """The batched ``new`` with the static sizes of ``original``'s type where its own type
+        lost them (later ops may rely on a static 1 to broadcast or drop a dim): a reshape to
+        the same sizes, some now constants."""
+        sizes = original.type.shape
+        if all(s is None or n is not None for s, n in zip(sizes, new.type.shape[1:])):
+            return new
+        dims = [scalar_constant(s, I64, self.loc) if s is not None else
+                ShapeIOp.build(new, d + 1, location=self.loc).result
+                for d, s in enumerate(sizes)]
+        target = MakeVectorOp.build(self.size, *dims, location=self.loc).result
+        return ReshapeOp.build(new, target, location=self.loc).result
 
 
 def batch_linear(outputs: list[Value], source: Value, batched_source: Value) -> list[Value]:
@@ -91,7 +99,7 @@ def batch_linear(outputs: list[Value], source: Value, batched_source: Value) -> 
                            [v in values for v in op.operands])
         for r, (new, is_batched) in zip(op.results, results):
             if is_batched:
-                values[r] = new
+                values[r] = batch.keep_static_sizes(new, r)
     return [values[o] if o in values else batch.spread(o) for o in outputs]
 
 

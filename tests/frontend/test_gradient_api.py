@@ -11,20 +11,8 @@ import lowering as theano
 import lowering.tensor as T
 from lowering.frontend.errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 
-from .helpers import evaluate, float64_by_default  # noqa: F401 (autouse)
+from .helpers import evaluate, float64_by_default, numeric_jacobian  # noqa: F401 (autouse)
 from .python_ops import TwiceOp
-
-
-def numeric_jacobian(fn, args, k, eps=1e-6):
-    """d fn(*args) / d args[k] by central differences, shaped out.shape + args[k].shape."""
-    base = np.asarray(fn(*args))
-    J = np.zeros(base.shape + args[k].shape)
-    for idx in np.ndindex(*args[k].shape):
-        up, down = [a.copy() for a in args], [a.copy() for a in args]
-        up[k][idx] += eps
-        down[k][idx] -= eps
-        J[(...,) + idx] = (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * eps)
-    return J
 
 
 EXPRESSIONS = {

@@ -18,7 +18,7 @@ from lowering.frontend.elemwise import elementwise
 from lowering.frontend.errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 from lowering.frontend.graph import toposort
 
-from .helpers import evaluate, float64_by_default  # noqa: F401 (autouse)
+from .helpers import evaluate, float64_by_default, numeric_jacobian  # noqa: F401 (autouse)
 from .python_ops import TwiceOp
 
 
@@ -252,3 +252,28 @@ def test_an_op_without_an_r_op_names_itself():
     x = T.vector("x")
     with pytest.raises(Exception, match="defines no R_op"):
         T.Rop(NoROp()(x), x, x)
+
+
+@pytest.mark.parametrize("name", sorted(set(OP_CASES) - {"tensor.custom"}))
+def test_jacobian_batches_the_reverse_sweep_of_every_op(name):
+    """The rows of the jacobian come from one batched reverse sweep (run-time lengths), so the
+    gradient of every op must batch; a Python op cannot, and says so."""
+    x, m, _, _, f = _case(name)
+    f = f.flatten()
+    Jx, Jm = T.jacobian(f, [x, m], disconnected_inputs="ignore")
+    xv, mv, _, _ = _point(3)
+    got = evaluate([Jx, Jm], {x: xv, m: mv})
+
+    def fn(a, b):
+        return np.asarray(evaluate(f, {x: a, m: b}), dtype=np.float64)
+
+    eps, tol = (1e-3, 1e-3) if f.dtype == "float32" else (1e-6, 1e-6)
+    for k, value in enumerate(got):
+        np.testing.assert_allclose(value, numeric_jacobian(fn, [xv, mv], k, eps),
+                                   rtol=1e-4, atol=tol)
+
+
+def test_jacobian_through_a_python_op_of_run_time_length_names_it():
+    x, m, _, _, f = _case("tensor.custom")
+    with pytest.raises(GraphBuildError, match="tensor.custom .*cannot yet be batched"):
+        T.jacobian(f.flatten(), x)
