@@ -9,8 +9,8 @@ and write the table into ``docs/performance.md``.
 lowest supported llvmlite), in rows of its own (``benchmarks/other_python.py``).
 
 Workloads (``--only`` takes these names): tiny-call, exp-check, expr-1e6, expr-1e7, logreg,
-sum-axis1, mean, matmul, compile (cold and warm compile of the logistic regression, in fresh
-processes), ir-scale (issue 2's IR and interpreter figures).
+sum-axis1, mean, matmul, scan-rnn, scan-rnn-grad, compile (cold and warm compile of the
+logistic regression, in fresh processes), ir-scale (issue 2's IR and interpreter figures).
 
 The report is written between ``<!-- benchmarks:begin -->`` and ``<!-- benchmarks:end -->``
 when every workload ran (with ``--only``, pass ``--write`` to write anyway). A result that

@@ -27,7 +27,11 @@ from .tensor import grad  # noqa: F401
 from . import printing, sandbox  # noqa: F401
 from . import gradient  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
+from . import ifelse  # noqa: F401,E402  (theano.ifelse.ifelse)
 
 __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",
            "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint", "Op",
            "Apply"]
+from .frontend.scan import foldl, foldr, map, reduce, scan  # noqa: F401,E402,A004
+from . import scan_module  # noqa: F401,E402
+__all__ += ["scan", "scan_module", "map", "reduce", "foldl", "foldr"]

@@ -53,3 +53,7 @@ from lowering.frontend.variable import TensorConstant, TensorVariable  # noqa: F
 
 # ``from lowering.tensor.nnet import sigmoid`` works as it does for theano.tensor.nnet.
 _sys.modules[__name__ + ".nnet"] = nnet
+
+# ``from lowering.tensor.shared_randomstreams import RandomStreams``, as in Theano.
+from lowering.frontend import random_streams as shared_randomstreams  # noqa: E402
+_sys.modules[__name__ + ".shared_randomstreams"] = shared_randomstreams

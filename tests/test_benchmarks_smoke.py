@@ -33,6 +33,8 @@ TINY = {
     "mean": {"n": 16},
     "matmul": {"n": 8},
     "logreg": {"n": 6, "features": 4, "calls": 3},
+    "scan-rnn": {"units": 4, "steps": 6},
+    "scan-rnn-grad": {"units": 4, "steps": 6},
 }
 QUIET = {"repeats": 1, "min_seconds": 0.0}
 

@@ -170,3 +170,42 @@ def test_logreg_with_shared_data_trains_in_float32():
     np.testing.assert_allclose(xent, want_xent, rtol=1e-4)
     np.testing.assert_allclose(example.w.get_value(), want_w, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(example.b.get_value(), want_b, rtol=1e-4)
+
+
+# -- Theano's tutorial: IfElse vs Switch ----------------------------------------------------------
+
+
+def test_the_ifelse_tutorial_computes_one_mean_and_the_profile_shows_it():
+    import io
+    example = load("ifelse_switch")
+    assert {example.f_switch.executor_name, example.f_lazyifelse.executor_name} == {"cpu"}
+    example.main()  # the tutorial's two timed loops (timings are printed, not checked)
+    args = (example.val1, example.val2, example.big_mat1, 2 * example.big_mat2)
+    assert float(example.f_switch(*args)) == float(example.f_lazyifelse(*args)) == 1.0
+    out = io.StringIO()
+    stats = example.profiled(calls=3, stream=out)
+    calls = {str(node.apply): node.calls for node in stats.nodes}
+    assert calls["Mean{acc_dtype=float64}(x)"] == 3
+    assert calls["if{}(Elemwise{lt,no_inplace}.0, Mean{acc_dtype=float64}.0, "
+                 "Mean{acc_dtype=float64}.0)"] == 3
+    assert calls["Mean{acc_dtype=float64}(y)"] == 0  # the branch not taken never ran
+    assert "never ran: 2 Mean{acc_dtype=float64}(y)" in out.getvalue()
+
+
+def test_the_ifelse_tutorial_script_prints_both_timings_and_the_profile():
+    out = run_script("ifelse_switch", "200")
+    assert "time spent evaluating both values" in out and "time spent evaluating one value" in out
+    assert "if{}" in out and "never ran" in out
+
+
+# -- an Elman network trained with backpropagation through time (scan) ---------------------------
+
+
+def test_rnn_bptt_example_learns_the_next_value_of_the_wave():
+    with theano.config.change_flags(floatX=theano.config.floatX):
+        example = load("rnn_bptt")
+    assert example.train.executor_name == "cpu"
+    losses = example.main(120, report=0)
+    assert losses[-1] < losses[0] / 5
+    predicted = example.predict(example.inputs)
+    assert predicted.shape == example.targets.shape

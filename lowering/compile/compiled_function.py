@@ -15,8 +15,8 @@ one; this module is below it so that the profiled ``Function`` can build on it t
 """
 from __future__ import annotations
 
-import contextlib
 import threading
+import weakref
 
 import numpy as np
 
@@ -116,6 +116,7 @@ class Function:
         self._written_shared = [(self._shared[a - n], np.dtype(dtypes[a])) for _, a in updated]
         self._mutable_inputs = [(i, np.dtype(dtypes[i])) for i in MUTABLE_ARGS.get(func, [])]
         self._checked_shared = None  # the shared arrays last found not to overlap
+        self._checked_args = None  # weak references to the arrays last checked against them
 
     def _prepare_locks(self) -> None:
         """The locks a call holds, in their global order (see ``shared_storage.lock_rank``):
@@ -181,10 +182,18 @@ class Function:
         if len(locks) == 1:  # the usual case: one shared variable, or code with a workspace
             with locks[0]:
                 return self._call(args, kwargs)
-        with contextlib.ExitStack() as held:
+        if len(locks) == 2:
+            with locks[0], locks[1]:
+                return self._call(args, kwargs)
+        taken = 0
+        try:
             for lock in locks:
-                held.enter_context(lock)
+                lock.acquire()
+                taken += 1
             return self._call(args, kwargs)
+        finally:
+            for lock in reversed(locks[:taken]):
+                lock.release()
 
     def _call(self, args: tuple, kwargs: dict):
         if kwargs or len(args) != self._num_inputs:
@@ -221,6 +230,8 @@ class Function:
         copy); a mutable input that does not fit, or overlaps another argument, is replaced by
         a copy for this call (the caller's array is then left alone). The shared arrays are
         checked again only when one of them is another object than at the last call."""
+        if self._same_as_last_check(args):
+            return args
         checked = self._checked_shared
         if checked is None or any(c.value is not v for c, v in zip(self._shared, checked)):
             self._check_shared_values()
@@ -236,6 +247,10 @@ class Function:
                    for a in args):
                 container.value = container.value.copy()
                 self._checked_shared = None
+        if self._checked_shared is None:
+            self._check_shared_values()
+        self._checked_args = tuple(weakref.ref(a) if type(a) is np.ndarray else None
+                                   for a in args)
         for pos, dtype in self._mutable_inputs:
             if type(args[pos]) is not np.ndarray or args[pos].dtype is not dtype:
                 continue  # converted on its way in: the code writes into the conversion
@@ -246,6 +261,24 @@ class Function:
                 value = value.copy()
             args[pos] = value
         return args
+
+    def _same_as_last_check(self, args) -> bool:
+        """Whether the last check of ``_ready_for_writes`` still holds: the same shared arrays
+        and the same argument arrays, which were found not to overlap then. An array keeps its
+        memory (``resize`` gives it fresh memory, which overlaps nothing live), so identity is
+        enough; the arguments are held by weak references, keeping none of them alive. (Plain
+        loops: this runs on every call.)"""
+        last = self._checked_args
+        checked = self._checked_shared
+        if last is None or checked is None or self._mutable_inputs or len(last) != len(args):
+            return False
+        for container, value in zip(self._shared, checked):
+            if container.value is not value:
+                return False
+        for ref, arg in zip(last, args):
+            if (type(arg) is np.ndarray) if ref is None else (ref() is not arg):
+                return False
+        return True
 
     def _check_shared_values(self) -> None:
         """Give each shared variable updated in place a C-contiguous writable array of its

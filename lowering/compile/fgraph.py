@@ -90,7 +90,7 @@ class Apply:
         self.op = PRESENTATION.op_view(ir_op, inplace_pattern=pattern) if pattern else \
             PRESENTATION.op_view(ir_op)
         self.outputs = [view.variable(r) for r in ir_op.results]
-        self.inputs = [view.variable(v) for v in ir_op.operands]
+        self.inputs = [view.variable(v) for v in _node_inputs(ir_op)]
 
     def __str__(self):
         return f"{self.op}({', '.join(map(str, self.inputs))})"
@@ -165,11 +165,11 @@ class FunctionGraph:
         block = func.regions[0].blocks[0]
         self.inputs = [self.view.variable(a) for a in block.args]
         self.outputs = [self.view.variable(v) for v in block.last_op.operands]
-        self._order = [self.view.node(op) for op in block.ops
-                       if op is not block.last_op and op.name != "tensor.constant"]
+        self._order = [self.view.node(op) for op in _computing_ops(block)]
 
     def toposort(self) -> list[Apply]:
-        """The nodes in the order the function computes them."""
+        """The nodes in the order the function computes them (the ops of an ifelse's branches
+        before the ifelse, as Theano lists them)."""
         return list(self._order)
 
     @property
@@ -178,3 +178,26 @@ class FunctionGraph:
 
     def __str__(self):
         return f"FunctionGraph({', '.join(map(str, self.outputs))})"
+
+
+def _computing_ops(block) -> list[Operation]:
+    """The ops of ``block`` but its terminator and constants, each ``tensor.if`` after the ops
+    of its two branches."""
+    found = []
+    for op in block.ops:
+        if op is block.last_op or op.name == "tensor.constant":
+            continue
+        if op.name == "tensor.if":
+            for region in op.regions:
+                found.extend(_computing_ops(region.block))
+        found.append(op)
+    return found
+
+
+def _node_inputs(op: Operation) -> list[Value]:
+    """What a node reads, as Theano shows it: an op's operands; for a ``tensor.if`` (Theano's
+    ``IfElse``), its condition and the values its then and else branches yield."""
+    if op.name == "tensor.if":
+        return [op.operands[0], *(v for region in op.regions
+                                  for v in region.blocks[0].last_op.operands)]
+    return list(op.operands)

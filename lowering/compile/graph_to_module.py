@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ModuleOp, ReturnOp
+from lowering.dialects.tensor.branch_sinking import sink_into_branches
 from lowering.dialects.function_attrs import SHARED_UPDATES
 from lowering.ir.attributes import TypeAttr
 from lowering.ir.core import Block, OpResult, Operation, Value
@@ -108,6 +109,7 @@ def build_module(inputs: list[Value], outputs: list[Value],
              for k, c in enumerate(built.update_targets) if id(c) in cloner.shared_arg_index]
     if pairs:  # lets later passes write an update into its variable's own buffer
         SHARED_UPDATES.set(func, pairs)
+    sink_into_branches(func)  # what only one branch of an ifelse needs runs in that branch
     return built
 
 

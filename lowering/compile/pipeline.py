@@ -18,6 +18,8 @@ available first, so a backend plugs in by registering itself; nothing else chang
 ((), ('interpreter',))
 >>> get_mode("FAST_RUN").excluding("fuse").optimizations
 ('canonicalize', 'cse', 'stabilize', 'specialize', 'inplace')
+>>> Mode(linker="vm", optimizer="fast_compile").executors, Mode(linker="py").executors
+(('cpu', 'interpreter'), ('interpreter',))
 """
 from __future__ import annotations
 
@@ -36,10 +38,29 @@ STAGES = ("tensor", "optimized", "loops", "gpu", "llvm", "ptx", "asm")
 class Mode:
     """How ``function()`` compiles: graph optimizations (pass names) and executors by preference."""
 
-    name: str
+    name: str = "Mode"
     optimizations: tuple[str, ...] = ()
     executors: tuple[str, ...] = ("interpreter",)
     check_passes: bool = False  # interpret the IR after every pass on each call and compare
+    # Theano's ``Mode(linker=..., optimizer=...)``: given either, the mode takes the
+    # optimizer's passes (``config.optimizer`` by default) and the linker's executors.
+    linker: str | None = None
+    optimizer: str | None = None
+
+    def __post_init__(self):
+        if self.linker is None and self.optimizer is None:
+            return
+        from lowering.config import config
+        optimizer = config.optimizer if self.optimizer in (None, "default") else self.optimizer
+        if optimizer not in _OPTIMIZER_FLAG:
+            raise ModeError(f"Mode: unknown optimizer {optimizer!r}; known: "
+                            f"{', '.join(map(repr, _OPTIMIZER_FLAG))}")
+        linker = self.linker or "cvm"
+        if linker not in _LINKERS:
+            raise ModeError(f"Mode: unknown linker {linker!r}; known: "
+                            f"{', '.join(map(repr, _LINKERS))}")
+        object.__setattr__(self, "optimizations", _OPTIMIZER_FLAG[optimizer])
+        object.__setattr__(self, "executors", _LINKERS[linker])
 
     def excluding(self, *names: str) -> "Mode":
         """This mode without the named optimizations (Theano's ``mode.excluding('fuse')``)."""
@@ -66,6 +87,11 @@ _ALIASES = {"DEBUG_MODE": "DebugMode"}
 # config.optimizer values for the generic mode "Mode" (Theano's default mode object).
 _OPTIMIZER_FLAG = {"fast_run": OPTIMIZATION_ORDER, "fast_compile": ("canonicalize",),
                    "merge": ("cse",), "None": ()}
+# Theano's linkers: the Python one runs the interpreter; the others compiled code (every
+# executor here evaluates lazily: an ifelse runs one branch whatever the linker).
+_LINKERS = {"py": ("interpreter",), **{name: ("cpu", "interpreter") for name in
+                                       ("c", "c|py", "c|py_nogc", "vm", "vm_nogc", "cvm",
+                                        "cvm_nogc")}}
 
 
 class ModeError(ValueError):

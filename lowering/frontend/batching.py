@@ -16,6 +16,7 @@ op needs it); an op without one is an error naming it.
 """
 from __future__ import annotations
 
+from lowering.dialects.tensor import IfOp
 from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp,
                                       AdvancedSubtensorOp, AllocOp, CastOp, ConcatenateOp,
                                       DimShuffleOp, DotOp, ElementwiseOp, FillOp, GradFilterOp,
@@ -259,3 +260,27 @@ def identity(n: Value, dtype_element) -> Value:
     cols = DimShuffleOp.build(steps, ["x", 0]).result
     return CastOp.build(EqOp.build(rows, cols).result, dtype_element).result
 
+
+
+@BATCHING.register(IfOp)
+def _if(b: Batch, op, operands, batched):
+    """Both branches yield batched values (the one that is not gets repeated); the condition
+    cannot depend on the batched value, the sweep being linear in it."""
+    if batched[0]:
+        raise GraphBuildError(f"jacobian: the condition of {op.name} (built at "
+                              f"{op.location.short()}) depends on the cotangent", op.location, op)
+
+    def yielded(branch) -> list[Value]:
+        values = []
+        for value in op.yielded(branch):
+            if value.owner is not branch.block:
+                raise GraphBuildError(f"jacobian: {op.name} (built at {op.location.short()}) "
+                                      f"computes in a branch; only branches that yield their "
+                                      f"inputs are batched", op.location, op)
+            i = value.index + 1
+            values.append(operands[i] if batched[i] else b.spread(operands[i]))
+        return values
+
+    new = IfOp.build(operands[0], yielded(op.then_region), yielded(op.else_region),
+                     location=b.loc)
+    return [(r, True) for r in new.results]

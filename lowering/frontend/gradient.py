@@ -121,9 +121,9 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
             continue
         rule = R_OP.find(type(op))
         if rule is None:
-            raise GraphBuildError(f"Rop: {op.name} has no R-op rule (built at "
-                                  f"{op.location.short()}); "
-                                  f"{R_OP.hint}", op.location, op)
+            reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
+            raise GraphBuildError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
+                                  f"differentiated in forward mode: {reason}", op.location, op)
         with default_location(op.location):
             results = rule(op, operand_tangents)
         for r, t in zip(op.results, results):

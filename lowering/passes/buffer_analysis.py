@@ -52,8 +52,8 @@ from lowering.dialects.builtin import FuncOp, ReturnOp
 from lowering.dialects.gpu import MemcpyOp, ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, AssertOp, BroadcastViewOp, BufferType, CallOp,
                                      ConstantOp, CopyOp, DeallocOp, DimOp, FillOp, ForOp,
-                                     LoadOp, ParallelOp, ReshapeViewOp, StoreOp, SubviewOp,
-                                     TransposeViewOp, YieldOp)
+                                     LoadOp, ParallelOp, ReshapeViewOp, StoreOp, StrideOp,
+                                     SubviewOp, TransposeViewOp, YieldOp)
 from lowering.dialects.loops.views import ViewOp
 from lowering.ir.core import Block, Operation, OpResult, Value
 from lowering.ir.traits import MemoryEffects, get_trait
@@ -92,13 +92,14 @@ TRANSFERS = (ToDeviceOp, ToHostOp)
 
 
 def content_uses(buffer: Value) -> list[Operation]:
-    """The ops that read or write elements of ``buffer`` or of a view of it (not ``dim`` and
-    not the views themselves), plus any other op taking one of them (returns, unknown ops)."""
+    """The ops that read or write elements of ``buffer`` or of a view of it (not ``dim``,
+    ``stride`` and the views themselves), plus any other op taking one of them (returns,
+    unknown ops)."""
     ops = []
     for value in aliases(buffer):
         for use in value.uses:
             op = use.op
-            if isinstance(op, DimOp) or (isinstance(op, ViewOp) and use.index == 0):
+            if isinstance(op, (DimOp, StrideOp)) or (isinstance(op, ViewOp) and use.index == 0):
                 continue
             ops.append(op)
     return ops

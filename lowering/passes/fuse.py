@@ -39,8 +39,10 @@ from dataclasses import dataclass, field
 
 
 from lowering.dialects import scalar
-from lowering.dialects.tensor import (ConstantOp, ElementwiseOp, FillOp, FusedOp, ReductionOp,
-                                      Reduction)
+from lowering.dialects.scalar.philox import Emitter
+from lowering.dialects.scalar.position import LinearIndexOp
+from lowering.dialects.tensor import (ConstantOp, ElementwiseOp, FillOp, FusedOp, RandomOp,
+                                      ReductionOp, Reduction)
 from lowering.dialects.tensor.fused import REDUCTION_KINDS
 from lowering.ir.core import TERMINATOR, Block, OpResult, Operation, Value, VerifyError
 from lowering.ir.location import fuse_locations
@@ -66,7 +68,17 @@ def member_kind(op: Operation) -> str | None:
         return "elementwise"
     if isinstance(op, ReductionOp) and op.name.split(".", 1)[1] in REDUCTION_KINDS:
         return "reduction"
+    if isinstance(op, RandomOp) and op.shape_source() is not None:
+        return "elementwise"
     return None
+
+
+def fused_operands(op: Operation) -> list[Value]:
+    """The values a member reads element by element: its operands, but for a random op its
+    key, its counter and the array whose shape it has (its dims are that shape, not data)."""
+    if isinstance(op, RandomOp):
+        return [op.key, op.counter, op.shape_source()]
+    return list(op.operands)
 
 
 def _not_fusible_reason(op: Operation) -> str:
@@ -76,6 +88,9 @@ def _not_fusible_reason(op: Operation) -> str:
         return f"{op.name} is not a fold of a scalar function"
     if isinstance(op, FusedOp):
         return f"{op.name} already ends with a reduction"
+    if isinstance(op, RandomOp):
+        return (f"{op.name}'s size is not the shape of an array (a fused loop takes its shape "
+                f"from its inputs)")
     return f"{op.name} is not elementwise"
 
 
@@ -157,7 +172,7 @@ class _Grouping:
                 self.group[gid] = gid
                 self.members[gid] = [op]
                 self.space[gid] = space_of(op)
-                self.inputs[gid] = dict.fromkeys(v for v in op.operands
+                self.inputs[gid] = dict.fromkeys(v for v in fused_operands(op)
                                                  if not inlined_constant(v))
                 self.readers[gid] = dict.fromkeys(u for u in self._users(op) if u is not op)
                 self.reductions[gid] = [op] if kind == "reduction" else []
@@ -288,7 +303,7 @@ class _Grouping:
         for op in self.ops:
             if self.group_of(op) is None:
                 continue
-            for v in op.operands:
+            for v in fused_operands(op):
                 if isinstance(v, OpResult) and self.group_of(v.op) == self.group_of(op):
                     continue
                 if not inlined_constant(v) and all(d != 1 or s == 1 for d, s in zip(
@@ -324,7 +339,7 @@ def build_fused(members: list[Operation], rewriter: Rewriter) -> FusedOp:
     inside = {id(op) for op in members}
     inputs: list[Value] = []
     for op in members:
-        for v in op.operands:
+        for v in fused_operands(op):
             if not (isinstance(v, OpResult) and id(v.op) in inside) and not inlined_constant(v) \
                     and v not in inputs:
                 inputs.append(v)
@@ -343,6 +358,7 @@ def build_fused(members: list[Operation], rewriter: Rewriter) -> FusedOp:
         return scalars[v]
 
     outputs: list[tuple[Value, Value, Reduction | None]] = []  # (scalar, replaced, reduction)
+    position: LinearIndexOp | None = None  # the element's position, for random ops
     for op in members:
         if isinstance(op, ReductionOp):
             reduction = Reduction(op.name.split(".", 1)[1], tuple(op.axes), bool(op.keepdims))
@@ -350,6 +366,12 @@ def build_fused(members: list[Operation], rewriter: Rewriter) -> FusedOp:
             continue
         if isinstance(op, FillOp):
             scalars[op.result] = scalar_of(op.value)
+        elif isinstance(op, RandomOp):
+            if position is None:
+                position = LinearIndexOp.build(location=op.location)
+                body.append(position)
+            scalars[op.result] = op.emit_element(Emitter(body.append), scalar_of(op.key),
+                                                 scalar_of(op.counter), position.result)
         elif isinstance(op, FusedOp):
             mapping = dict(zip(op.body.block.args, [scalar_of(v) for v in op.operands]))
             for inner in op.body.block.ops:
@@ -447,11 +469,12 @@ def fuse_block(block: Block, max_inputs: int = 32, report: FuseReport | None = N
 
 
 def fuse_module(module: Operation, max_inputs: int = 32) -> FuseReport:
-    """Fuse every function of ``module``; the report says what was fused and where it stopped."""
+    """Fuse every function of ``module`` (and every loop body, ``tensor.scan``'s); the report
+    says what was fused and where it stopped."""
     report = FuseReport()
     rewriter = Rewriter()
     for op in list(module.walk()):
-        if op.name == "func.func":
+        if op.name in ("func.func", "tensor.if", "tensor.scan"):  # bodies are fused like a function's
             for region in op.regions:
                 for block in region.blocks:
                     fuse_block(block, max_inputs, report, rewriter)

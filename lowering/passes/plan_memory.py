@@ -8,9 +8,9 @@ not grow the process's memory.
 - **Deallocation**: every ``loops.alloc`` that the function does not return gets a
   ``loops.dealloc`` right after the op (in the allocation's own block) that contains its last
   use. A use through a view counts as a use of the buffer (a buffer lives while any view of it is
-  used); a use inside a loop counts as a use by the loop. ``loops.dim`` and the view ops read no
-  element, so they do not keep a buffer alive. A buffer that reaches an op this pass does not
-  understand (a loop-carried value, a ``func.call``) is left alone.
+  used); a use inside a loop counts as a use by the loop. ``loops.dim``, ``loops.stride`` and
+  the view ops read no element, so they do not keep a buffer alive. A buffer that reaches an op
+  this pass does not understand (a loop-carried value, a ``func.call``) is left alone.
 - **Reuse** (option ``reuse``, on by default): an allocation whose first use comes after the last
   use of an earlier temporary of the same type (element type, static shape) and provably equal
   run-time sizes (the same dimension values, sizes checked equal by a ``loops.assert`` before)
@@ -53,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lowering.dialects.builtin import FuncOp
-from lowering.dialects.loops import AllocOp, DeallocOp
+from lowering.dialects.loops import AllocOp, DeallocOp, IfOp
 from lowering.ir.attributes import IntAttr
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import ModulePass, option, register_pass
@@ -98,10 +98,11 @@ class _Buffer:
     returned: bool
     at: int  # the position of the allocation
     first_direct: int  # of the first op taking the buffer itself (a view of it, a dim, ...)
+    index: int = 0  # which result of ``alloc`` (a loops.if may give several buffers)
 
     @property
     def value(self) -> Value:
-        return self.alloc.result
+        return self.alloc.results[self.index]
 
 
 def plan_function(func: FuncOp, reuse: bool = True, allow_gc: bool = True) -> None:
@@ -130,24 +131,31 @@ def _buffers(block: Block) -> list[_Buffer]:
     position = {id(op): i for i, op in enumerate(block.ops)}
     found = []
     for op in block.ops:
-        if not _allocates(op) or escapes(op.result):
-            continue
-        users = [top_ancestor(user, block) for user in content_uses(op.result)] or [op]
-        if any(user is None for user in users):
-            continue  # used outside the block (verified IR never does)
-        users.sort(key=lambda user: position[id(user)])
-        direct = [top_ancestor(use.op, block) for use in op.result.uses]
-        first_direct = min((position[id(user)] for user in direct if user is not None),
-                           default=position[id(op)])
-        found.append(_Buffer(op, position[id(users[0])], position[id(users[-1])], users[0],
-                             users[-1], is_returned(op.result), position[id(op)], first_direct))
+        for result in _allocated(op):
+            if escapes(result):
+                continue
+            users = [top_ancestor(user, block) for user in content_uses(result)] or [op]
+            if any(user is None for user in users):
+                continue  # used outside the block (verified IR never does)
+            users.sort(key=lambda user: position[id(user)])
+            direct = [top_ancestor(use.op, block) for use in result.uses]
+            first_direct = min((position[id(user)] for user in direct if user is not None),
+                               default=position[id(op)])
+            found.append(_Buffer(op, position[id(users[0])], position[id(users[-1])], users[0],
+                                 users[-1], is_returned(result), position[id(op)], first_direct,
+                                 result.index))
     return found
 
 
-def _allocates(op: Operation) -> bool:
-    """Whether ``op`` makes a fresh buffer the function owns: an allocation, or a transfer
-    between host and device memory (``gpu.to_device``/``gpu.to_host`` of a buffer)."""
-    return isinstance(op, AllocOp) or (isinstance(op, TRANSFERS) and is_buffer(op.result))
+def _allocated(op: Operation) -> list[Value]:
+    """The fresh buffers ``op`` makes that the function owns: an allocation's, a transfer's
+    between host and device memory (``gpu.to_device``/``gpu.to_host`` of a buffer), the results
+    of a ``loops.if`` for which both branches yield an allocation of their own."""
+    if isinstance(op, IfOp):
+        return [r for r in op.results if is_buffer(r) and op.yields_fresh_allocation(r.index)]
+    if isinstance(op, AllocOp) or (isinstance(op, TRANSFERS) and is_buffer(op.result)):
+        return [op.result]
+    return []
 
 
 def _reuse(buffers: list[_Buffer], facts: SizeFacts) -> list[_Buffer]:

@@ -5,3 +5,4 @@
 arrays; they need ``device=cuda`` and a usable GPU and say so when either is missing.
 """
 from . import cuda, gpuarray  # noqa: F401
+from . import rng_mrg  # noqa: F401

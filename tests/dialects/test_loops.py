@@ -846,7 +846,7 @@ def test_yield_outside_a_loop():
     f = FuncOp.build("f", [], [])
     bad = f.body.block.append(YieldOp.build([]))
     with pytest.raises(VerifyError, match="loops.yield must be directly inside loops.for or "
-                                          "loops.parallel, found in func.func") as info:
+                                          "loops.parallel or loops.if, found in func.func") as info:
         verify(ModuleOp.build([f]))
     assert info.value.op is bad
 

@@ -60,8 +60,8 @@ def test_declared_constraints_reject(args, body, message):
 
 def test_yield_outside_a_loop_names_its_parents():
     check_fails(function("", "  loops.yield"),
-                "loops.yield must be directly inside loops.for or loops.parallel, found in "
-                "func.func")
+                "loops.yield must be directly inside loops.for or loops.parallel or loops.if, "
+                "found in func.func")
 
 
 def test_buffer_constraints():

@@ -141,6 +141,30 @@ def test_updated_values_do_not_alias_returned_outputs_or_inputs():
     np.testing.assert_array_equal(s.get_value(), [7.0, 8.0])
 
 
+def test_an_input_overlapping_a_variable_updated_in_place_is_read_as_it_was():
+    # A call remembers which arrays it found apart from the variables it updates in place, and
+    # skips the check while they are the same objects; an input that overlaps one (the
+    # variable's own array, or a view of it) must still be read before the update.
+    w = shared(np.arange(4.0), name="w")
+    x = T.dvector("x")
+    step = function([x], (w * x).sum(), updates=[(w, w + x[::-1])], mode="FAST_RUN")
+    apart = np.ones(4)
+    for _ in range(3):  # the same input object: checked once
+        step(apart)
+    np.testing.assert_array_equal(w.get_value(), np.arange(4.0) + 3)
+    own = w.get_value(borrow=True)
+    expected_sum, expected_w = (own * own).sum(), own + own[::-1]
+    for _ in range(2):
+        assert step(own) == expected_sum  # the variable's own array as the input
+        np.testing.assert_array_equal(w.get_value(), expected_w)
+        expected_sum = (w.get_value() * own).sum()
+        expected_w = w.get_value() + own[::-1]
+    view = w.get_value(borrow=True)[:]
+    before = w.get_value().copy()
+    assert step(view) == (before * before).sum()
+    np.testing.assert_array_equal(w.get_value(), before + before[::-1])
+
+
 def test_default_updates_apply_unless_disabled():
     counter = shared(np.int64(0), name="counter")
     counter.default_update = counter + 1

@@ -14,9 +14,13 @@ from hypothesis import strategies as st
 import lowering as theano
 import lowering.tensor as T
 from lowering.dialects.tensor import DIALECT, R_OP
+from lowering.dialects.tensor.checks import CheckOp
 from lowering.frontend.elemwise import elementwise
 from lowering.frontend.errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 from lowering.frontend.graph import toposort
+from lowering.frontend.random_streams import RandomStreams
+from lowering.frontend.variable import wrap
+from lowering.ifelse import ifelse
 
 from .helpers import evaluate, float64_by_default, numeric_jacobian  # noqa: F401 (autouse)
 from .python_ops import TwiceOp
@@ -38,6 +42,7 @@ NOT_DIFFERENTIABLE = {
     "argmax": lambda x, m: T.argmax(m * x, axis=1), "argmin": lambda x, m: T.argmin(m + x),
     "shape": lambda x, m: (m * x).shape, "shape_i": lambda x, m: (m + x).shape[1],
     "arange": lambda x, m: T.arange(T.cast(x.sum() * 4, "int64")),
+    "random": lambda x, m: RandomStreams(seed=3).uniform(size=(m * x).shape),
 }
 
 
@@ -79,7 +84,14 @@ OP_CASES = {
     "tensor.min": lambda x, m: (m + x).min(),
     "tensor.grad_filter": lambda x, m: theano.gradient.grad_clip(m * x, -1, 1) ** 2,
     "tensor.custom": lambda x, m: TwiceOp()(m * x),
+    "tensor.if": lambda x, m: ifelse(T.gt(x.sum(), 2.0), T.exp(m * x), m + x) * x,
+    "tensor.check": lambda x, m: _checked(m * x, T.gt(x.sum(), 0.0)) ** 2,
 }
+
+
+def _checked(value, condition):
+    """``value`` behind a run-time check (as random draws with symbolic parameters get)."""
+    return wrap(CheckOp.build(value.value, condition.value, "a check that holds").result)
 
 rng = np.random.default_rng(7)
 
@@ -94,19 +106,35 @@ def _symbols():
     return T.vector("x"), T.matrix("m")
 
 
+def _with_grad():
+    return {cls for cls in DIALECT.ops if getattr(cls, "grad", None) is not None}
+
+
 def test_every_op_with_a_grad_rule_has_an_r_op_rule():
-    with_grad = {cls for cls in DIALECT.ops if getattr(cls, "grad", None) is not None}
-    missing = sorted(cls.name for cls in with_grad if R_OP.find(cls) is None)
+    """A rule, or a reason declared in the table (which ``Rop`` then gives)."""
+    missing = sorted(cls.name for cls in _with_grad() if R_OP.find(cls) is None
+                     and R_OP.unsupported_reason(cls) is None)
     assert not missing, f"ops with a grad rule but no R-op rule: {missing}"
+    declared = sorted(cls.name for cls in _with_grad() if R_OP.unsupported_reason(cls))
+    assert declared == ["tensor.scan"]
 
 
-def test_the_table_reaches_every_op_with_a_grad_rule():
+def test_rop_through_scan_gives_the_declared_reason():
+    x, v = T.vectors("x", "v")
+    ys, _ = theano.scan(lambda xi, acc: acc * xi, sequences=x, outputs_info=T.constant(1.0))
+    with pytest.raises(Exception, match="forward mode through tensor.scan"):
+        T.Rop(ys, x, v)
+    np.testing.assert_allclose(  # reverse mode goes through
+        evaluate(T.Lop(ys[-1], x, T.constant(1.0)), {x: np.array([2.0, 3.0])}), [3.0, 2.0])
+
+
+def test_the_table_reaches_every_op_with_an_r_op_rule():
     x, m = _symbols()
     reached = set()
     for make in [*OP_CASES.values(), *NOT_DIFFERENTIABLE.values()]:
         reached |= {op.name for op in toposort([make(x, m).value])}
-    with_grad = {cls.name for cls in DIALECT.ops if getattr(cls, "grad", None) is not None}
-    assert with_grad <= reached, f"no case goes through {sorted(with_grad - reached)}"
+    with_rule = {cls.name for cls in _with_grad() if R_OP.find(cls) is not None}
+    assert with_rule <= reached, f"no case goes through {sorted(with_rule - reached)}"
 
 
 def _case(name: str):

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import lowering.dialects  # noqa: F401  (registers every op)
-from lowering.dialects import loops
+from lowering.dialects import loops, scalar
+from lowering.dialects.tensor import branches as tensor_branches
 from lowering.dialects.loops.types import BufferType
 from lowering.ir.assembly_format import FormatError
 from lowering.ir.attributes import (ArrayAttr, DenseAttr, FloatAttr, IntAttr, StringAttr,
@@ -59,6 +60,13 @@ def sample_attributes(cls) -> dict:
 
 
 MATRIX = BufferType((None, 4), F32)
+
+
+def _constant_one(builder):
+    """A branch body of its own (a sample op's regions use no value from outside)."""
+    return builder.insert(scalar.ConstantOp.build(1.0, F32)).result
+
+
 # Ops whose pretty forms leave out what their types say (index operands, a buffer's element):
 # built by their builders, from values of these types.
 BUILT = {
@@ -82,6 +90,9 @@ BUILT = {
         b, [i, 3], [1, 2], [1, -1], drop_dims=[0])),
     "loops.transpose_view": ([MATRIX], lambda b: loops.TransposeViewOp.build(b, [1, "x", 0])),
     "loops.yield": ([F32, INDEX], lambda x, i: loops.YieldOp.build([x, i])),
+    "loops.if": ([I1], lambda c: loops.IfOp.build(c, [F32], _constant_one, _constant_one)),
+    "tensor.if": ([TensorType((), I1), TENSOR],
+                  lambda c, x: tensor_branches.IfOp.build(c, [x], [x])),
 }
 
 

@@ -182,6 +182,7 @@ def test_real_ops_declare_their_traits():
     from lowering.dialects.gpu.checks import IN_KERNEL, ON_HOST
     assert get_trait(loops.CopyOp, MemoryEffects) == MemoryEffects(reads=("source",),
                                                                   writes=("target",))
-    assert get_trait(loops.YieldOp, HasParent) == HasParent(loops.ForOp, loops.ParallelOp)
+    assert get_trait(loops.YieldOp, HasParent) == HasParent(loops.ForOp, loops.ParallelOp,
+                                                            loops.IfOp, loops.WhileOp)
     assert ELEMENTWISE in tensor.AddOp.traits and COMMUTATIVE in tensor.AddOp.traits
     assert IN_KERNEL in gpu.BarrierOp.traits and ON_HOST in gpu.MemcpyOp.traits

@@ -22,8 +22,9 @@ against a ``gpu.device.Device``:
 - ``gpu.to_device``, ``gpu.to_host``, ``gpu.memcpy`` copy through the device, ``gpu.launch_func``
   launches (a launch whose grid has a zero size does nothing: there is no work), ``gpu.sync``
   waits, ``func.return`` gives the results;
-- ``loops.for`` runs its body's steps (it may hold launches); any other op on host values runs
-  its interpreter rule.
+- ``loops.for`` runs its body's steps (it may hold launches), ``loops.if`` the steps of the
+  block its condition takes (timed one by one in ``run_timed``, as top-level steps are); any
+  other op on host values runs its interpreter rule.
 
 Each step is made by the op's rule in the ``GPU_HOST`` rule table: ``build(program, op)`` returns
 the step (or None when the op needs no work per call). Other ops get host steps with
@@ -102,11 +103,23 @@ STEP_KINDS = ("gpu", "transfer", "cpu")
 
 @dataclass
 class TopStep:
-    """One top-level step of the host function: its op, what it does, and its kind."""
+    """One top-level step of the host function: its op, what it does, and its kind; the
+    step of a ``loops.if`` also has the steps of its blocks (``branches``)."""
 
     op: Operation
     run: Step
     kind: str | None
+    branches: "Branches | None" = None
+
+
+@dataclass
+class Branches:
+    """The blocks of a ``loops.if`` as steps: the slot of its condition, the steps and the
+    yielded slots of its then and else blocks, and the slots of its results."""
+
+    condition: int
+    blocks: list[tuple[list[TopStep], list[int]]]
+    results: list[int]
 
 
 def _is_device(t) -> bool:
@@ -132,16 +145,20 @@ class HostProgram:
         self._template: list = []
         block = func.regions[0].block
         self._args = [self._slot(a) for a in block.args]
-        self.steps: list[TopStep] = []
-        self._returned: list[int] = []
+        self._branches: dict[Operation, Branches] = {}  # filled by the rule of loops.if
+        self.steps, self._returned = self._top_steps(block)
+        self._runs = [s.run for s in self.steps]
+
+    def _top_steps(self, block) -> tuple[list[TopStep], list[int]]:
+        """The steps of ``block``'s ops and the slots its terminator passes out."""
+        steps: list[TopStep] = []
         for op in block.ops:
-            if op is block.last_op and op.name == "func.return":
-                self._returned = [self._slot(v) for v in op.operands]
-                break
+            if op is block.last_op and op.name in ("func.return", "loops.yield"):
+                return steps, [self._slot(v) for v in op.operands]
             step = self._compile(op)
             if step is not None:
-                self.steps.append(TopStep(op, step, _kind(op)))
-        self._runs = [s.run for s in self.steps]
+                steps.append(TopStep(op, step, _kind(op), self._branches.get(op)))
+        return steps, []
 
     # -- running ------------------------------------------------------------------------------
 
@@ -160,14 +177,29 @@ class HostProgram:
         ``record(step, seconds, frame)`` is called after it, where ``seconds()`` gives its time
         once the device has finished it (``Device.stop_timer``) and ``frame`` holds the values
         so far."""
-        device = self.device
-        clock = time.perf_counter
         frame = list(self._template)
         for slot, value in zip(self._args, args):
             frame[slot] = value
-        for step in self.steps:
+        self._run_timed(self.steps, frame, record)
+        return [frame[s] for s in self._returned]
+
+    def _run_timed(self, steps: list[TopStep], frame: list, record: Callable) -> None:
+        """Run ``steps``, timing those that do work; of a ``loops.if`` the steps of the block
+        it takes are timed one by one, and its own time is the choice."""
+        device = self.device
+        clock = time.perf_counter
+        for step in steps:
             kind = step.kind
-            if kind is None:
+            if step.branches is not None:
+                start = clock()
+                branches = step.branches
+                taken, yielded = branches.blocks[0 if frame[branches.condition] else 1]
+                spent = clock() - start
+                self._run_timed(taken, frame, record)
+                for slot, value in zip(branches.results, [frame[y] for y in yielded]):
+                    frame[slot] = value
+                record(step, lambda spent=spent: spent, frame)
+            elif kind is None:
                 step.run(frame)
             elif kind == "cpu":
                 start = clock()
@@ -178,7 +210,6 @@ class HostProgram:
                 token = device.start_timer()
                 step.run(frame)
                 record(step, device.stop_timer(token), frame)
-        return [frame[s] for s in self._returned]
 
     # -- compiling ----------------------------------------------------------------------------
 
@@ -550,6 +581,22 @@ def _for(program: HostProgram, op: Operation) -> Step:
     return step
 
 
+def _if(program: HostProgram, op: Operation) -> Step:
+    condition = program._slot(op.operands[0])
+    results = [program._slot(r) for r in op.results]
+    blocks = [program._top_steps(region.block) for region in op.regions]
+    program._branches[op] = Branches(condition, blocks, results)
+    runs = [([s.run for s in steps], yielded) for steps, yielded in blocks]
+
+    def step(frame):
+        steps, yielded = runs[0 if frame[condition] else 1]
+        for run in steps:
+            run(frame)
+        for slot, value in zip(results, [frame[s] for s in yielded]):
+            frame[slot] = value
+    return step
+
+
 for _ops, _build in (
         ((scalar.ScalarOp,), _scalar),
         ((scalar.ConstantOp, loops.ConstantOp), _constant),
@@ -563,6 +610,7 @@ for _ops, _build in (
         ((loops.CopyOp,), _copy),
         ((loops.FillOp,), _fill),
         ((loops.ForOp,), _for),
+        ((loops.IfOp,), _if),
         ((gpu.ToDeviceOp,), _transfer("to_device")),
         ((gpu.ToHostOp,), _transfer("to_host")),
         ((gpu.MemcpyOp,), _memcpy),

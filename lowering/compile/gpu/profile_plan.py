@@ -4,7 +4,7 @@ transfers and host work.
 A profiled CPU function runs a plan of one compiled module per node (``profile_plan``). A GPU
 function is timed as it runs: ``GpuProfilePlan`` runs the function's own host program
 (``gpu.host.HostProgram.run_timed``) and gives each top-level step that does work a node of the
-profile:
+profile (the steps of a ``loops.if``'s blocks too, counted only when their block runs):
 
 ==================  ====================================  =========
 host step           node (Theano's class)                 kind
@@ -164,7 +164,7 @@ class GpuProfilePlan:
         self.nodes: list[PlannedNode] = []
         self._node_of_step: dict[int, PlannedNode] = {}
         slot = program._slots
-        for step in program.steps:
+        for step in _nodes_in_order(program.steps):
             if step.kind is None:
                 continue
             operation = step.op
@@ -239,6 +239,18 @@ class GpuProfilePlan:
     def describe_slot(self, slot: int) -> tuple | None:
         """(shape, dtype name, strides, bytes) of the value in ``slot`` at the last run."""
         return self._described.get(slot)
+
+
+def _nodes_in_order(steps: list) -> list:
+    """``steps`` with the steps of each ``loops.if``'s blocks before it (as ``NodePlan`` and
+    ``FunctionGraph`` list an ifelse after its branches)."""
+    found = []
+    for step in steps:
+        if step.branches is not None:
+            for block_steps, _ in step.branches.blocks:
+                found.extend(_nodes_in_order(block_steps))
+        found.append(step)
+    return found
 
 
 def _describe(value) -> tuple:

@@ -15,6 +15,9 @@ What this measures, honestly:
   work, no memory) runs in the interpreter, which makes the same NumPy view: compiled alone it
   would copy its result (a compiled function returns fresh arrays), a cost the real function
   does not have;
+- a ``tensor.if`` is a node of its own, which picks the branch, and the ops of its branches are
+  nodes too: a call runs (and counts) only the nodes of the branch it takes, so the profile
+  shows which branch ran how often;
 - a node that its executor cannot compile alone runs in the interpreter too; the profile tables
   show which ran how in their ``<type>`` column (``C``: compiled, ``Py``: interpreted);
 - the plan writes nothing in place: each node writes fresh arrays, so a profiled call allocates
@@ -156,12 +159,7 @@ class NodePlan:
         self.nodes = []
         self._constant_values: dict[int, object] = {}
         started = time.perf_counter()
-        for op in block.ops:
-            if op is block.last_op:
-                break
-            if op.name == "tensor.constant":
-                continue
-            self.nodes.append(self._plan_node(op, f"{name}_node{len(self.nodes)}"))
+        self._steps = self._plan_block(block, name)
         self.return_slots = [self._return_slot(v) for v in block.last_op.operands]
         self.compile_time = time.perf_counter() - started
         self._table_size = len(self.slot_of)
@@ -169,6 +167,44 @@ class NodePlan:
         self.last_arguments: list[tuple] = []
         self._producer = {slot: (node.index, k) for node in self.nodes
                           for k, slot in enumerate(node.result_slots)}
+
+    def _plan_block(self, block, name: str) -> list:
+        """The steps running ``block``'s ops (its terminator aside): a node per op, and a
+        ``Branching`` per ``tensor.if``, whose branches' ops are nodes of their own."""
+        steps: list = []
+        for op in block.ops:
+            if op is block.last_op:
+                break
+            if op.name == "tensor.constant":
+                continue
+            if op.name == "tensor.if":
+                steps.append(self._plan_branching(op, name))
+                continue
+            node = self._plan_node(op, f"{name}_node{len(self.nodes)}")
+            self.nodes.append(node)
+            steps.append(node)
+        return steps
+
+    def _plan_branching(self, op: Operation, name: str) -> "Branching":
+        """A ``tensor.if`` as the nodes of both branches (their arguments read the slots of the
+        op's inputs), then a node of its own that picks the branch (the order of
+        ``FunctionGraph.toposort``)."""
+        condition = self._return_slot(op.operands[0])
+        inputs = [self._return_slot(v) for v in op.operands[1:]]
+        branches = []
+        for region in op.regions:
+            block = region.block
+            for arg, slot in zip(block.args, inputs):
+                self.slot_of[arg] = slot
+            steps = self._plan_block(block, name)
+            branches.append((steps, [self._return_slot(v) for v in block.last_op.operands]))
+        node = PlannedNode(len(self.nodes), op, _picks_a_branch, "Py", [condition], [],
+                           [-1 if is_constant(v) else self.slot_of[v] for v in op.operands])
+        self.nodes.append(node)
+        for r in op.results:
+            self.slot_of[r] = len(self.slot_of)
+            node.result_slots.append(self.slot_of[r])
+        return Branching(node, condition, branches)
 
     def _plan_node(self, op: Operation, name: str) -> PlannedNode:
         started = time.perf_counter()
@@ -215,14 +251,31 @@ class NodePlan:
         self.last_arguments = [_describe(v) for v in values]
         for slot, constant in self._constant_values.items():
             table[slot] = constant
-        times = []
+        times: list[float] = []
+        self._run_steps(self._steps, table, on_node, times)
+        return [table[s] for s in self.return_slots], times
+
+    def _run_steps(self, steps: list, table: list, on_node, times: list[float]) -> None:
+        """Run ``steps`` on the value ``table``: each node timed, and of each ``Branching``
+        only the branch its condition takes."""
         clock = time.perf_counter
         outputs = self.last_outputs
-        for node in self.nodes:
-            arguments = [table[s] for s in node.argument_slots]
-            start = clock()
-            results = node.run(arguments)
-            seconds = clock() - start
+        for step in steps:
+            if isinstance(step, Branching):
+                start = clock()
+                taken = 0 if bool(np.asarray(table[step.condition]) != 0) else 1
+                picking = clock() - start
+                branch_steps, yielded = step.branches[taken]
+                self._run_steps(branch_steps, table, on_node, times)
+                node, results, resumed = step.node, [table[s] for s in yielded], clock()
+            else:
+                node = step
+                arguments = [table[s] for s in node.argument_slots]
+                start = resumed = clock()
+                picking = 0.0
+                results = node.run(arguments)
+            # A branching node's own time: picking the branch and handing on its results.
+            seconds = picking + clock() - resumed
             times.append(seconds)
             shapes = []
             for slot, r in zip(node.result_slots, results):
@@ -231,8 +284,6 @@ class NodePlan:
             outputs[node.index] = shapes
             if on_node is not None:
                 on_node(node, start, seconds)
-        return [table[s] for s in self.return_slots], times
-
 
     def describe_slot(self, slot: int) -> tuple | None:
         """(shape, dtype name, strides, bytes) of the value in ``slot`` at the last run (None for
@@ -246,6 +297,21 @@ class NodePlan:
         if slot in self._constant_values:
             return _describe(self._constant_values[slot])
         return None
+
+
+@dataclass
+class Branching:
+    """The step of a ``tensor.if``: its node, the slot of its condition and, for the then and
+    the else branch, the steps running it and the slots of the values it yields."""
+
+    node: PlannedNode
+    condition: int
+    branches: list[tuple[list, list[int]]]
+
+
+def _picks_a_branch(arguments: list) -> list:
+    raise RuntimeError("a tensor.if node is run by its plan (NodePlan._run_steps), which runs "
+                       "the branch its condition takes")
 
 
 def _describe(array) -> tuple:

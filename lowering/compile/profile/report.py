@@ -122,6 +122,10 @@ def _apply_section(stats, out, limit, local_time, details) -> None:
     out.write("   ... (remaining %i Apply instances account for %.2f%%(%.2fs) of the runtime)\n"
               % (len(rest), sum(100 * n.time / local_time for n in rest),
                  sum(n.time for n in rest)))
+    idle = [n for n in stats.nodes if n.calls == 0]
+    if idle and stats.fct_callcount:  # the branches of an ifelse that no call took
+        out.write("   ... (%i Apply instances never ran: %s)\n"
+                  % (len(idle), ", ".join(f"{n.index} {n.apply}" for n in idle)))
     out.write("\n")
 
 

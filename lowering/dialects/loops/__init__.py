@@ -7,7 +7,7 @@ Each module keeps its ops' definitions, builders, verifiers and interpreter rule
 - ``types``: ``BufferType`` (``!loops.buffer<?x4xf32, strides=[?, 1], offset=?>``) and its parser;
 - ``memory``: ``alloc``, ``dealloc``, ``dim``, ``stride``, ``load``, ``store``, ``copy``, ``fill``;
 - ``views``: ``subview``, ``reshape_view``, ``transpose_view``, ``broadcast_view``;
-- ``control``: ``for``, ``parallel``, ``yield``;
+- ``control``: ``for``, ``parallel``, ``if``, ``yield``;
 - ``calls`` and ``externals``: ``call`` and the external symbols it knows (BLAS);
 - ``checks``, ``syntax``, ``runtime``: what the verifiers, the pretty forms and the interpreter
   rules share.
@@ -21,7 +21,7 @@ from .memory import (AllocOp, CopyOp, DeallocOp, DimOp, FillOp, LoadOp, StoreOp,
                      StrideOp)
 from .views import (BroadcastViewOp, ReshapeViewOp, SubviewOp, TransposeViewOp,  # noqa: F401
                     broadcast_type, subview_type, transpose_type)
-from .control import ForOp, ParallelOp, YieldOp  # noqa: F401
+from .control import ForOp, IfOp, ParallelOp, WhileOp, YieldOp  # noqa: F401
 from .externals import (EXTERNAL_FUNCTIONS, BufferParam, ExternalFunction,  # noqa: F401
                         register_external)
 from .calls import CallOp  # noqa: F401

@@ -1,5 +1,6 @@
 """Loops: ``loops.for`` (sequential, with loop-carried values), ``loops.parallel`` (a
-multi-dimensional loop whose iterations are independent) and their terminator ``loops.yield``.
+multi-dimensional loop whose iterations are independent), the conditional ``loops.if`` (runs one
+of two blocks) and their terminator ``loops.yield``.
 
 A reduction is a ``for`` that carries its accumulator; ``parallel`` loops carry nothing.
 
@@ -19,12 +20,12 @@ from typing import Callable
 import numpy as np
 
 from lowering.ir.builder import Builder
-from lowering.ir.constraints import Index
+from lowering.ir.constraints import Bool, Index
 from lowering.ir.core import TERMINATOR, Block, Operation, Region, Value, VerifyError, operand, \
     region, register_op, var_operand, var_result
 from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.traits import HasParent
-from lowering.ir.types import INDEX
+from lowering.ir.types import I1, INDEX
 
 from .checks import check_count
 from .runtime import as_index
@@ -44,9 +45,11 @@ def _fill_body(block: Block, body: Callable | None, args) -> None:
     block.append(YieldOp.build(list(values)))
 
 
-def _check_body(op: Operation, arg_types: list, yield_types: list) -> None:
-    """One block with these argument types, ended by a ``loops.yield`` of these types."""
-    reg = op.regions[0]
+def _check_body(op: Operation, arg_types: list, yield_types: list, reg: Region | None = None,
+                what: str = "the loop carries") -> None:
+    """One block of ``reg`` (default: the op's first region) with these argument types, ended by
+    a ``loops.yield`` of these types."""
+    reg = op.regions[0] if reg is None else reg
     check_count(op, len(reg.blocks), 1, "block in the body")
     block = reg.block
     got = [a.type for a in block.args]
@@ -58,7 +61,7 @@ def _check_body(op: Operation, arg_types: list, yield_types: list) -> None:
         raise VerifyError(f"{op.name}: the body must end with loops.yield", op)
     got = [v.type for v in term.values]
     if got != yield_types:
-        raise VerifyError(f"loops.yield: yields ({', '.join(map(str, got))}) but the loop carries "
+        raise VerifyError(f"loops.yield: yields ({', '.join(map(str, got))}) but {what} "
                           f"({', '.join(map(str, yield_types))})", term)
 
 
@@ -271,11 +274,139 @@ def _parallel(interp, op, args):
 
 
 @register_op
+class IfOp(Operation):
+    """Runs ``then_region`` when ``condition`` (i1) holds, ``else_region`` otherwise; each is one
+    block without arguments ended by a ``loops.yield`` of the op's result types, and the results
+    are the values the branch that ran yields. Only that branch runs: its loads, stores, calls
+    and checks do not happen when the other one is taken.
+
+    >>> from lowering.ir.types import I1, F32
+    >>> cond, a, b = Block([I1, F32, F32]).args
+    >>> op = IfOp.build(cond, [F32], then_body=lambda bb: a, else_body=lambda bb: b)
+    >>> [o.name for o in op.then_region.block.ops], str(op.results[0].type)
+    (['loops.yield'], 'f32')
+    """
+
+    name = "loops.if"
+    condition = operand(Bool)
+    outs = var_result()
+    then_region = region()
+    else_region = region()
+
+    @classmethod
+    def build(cls, condition, result_types=(), then_body: Callable | None = None,
+              else_body: Callable | None = None, location=None) -> "IfOp":
+        """The conditional with empty branch blocks, or with ``then_body(builder)`` and
+        ``else_body(builder)`` filling them: the values each returns are yielded (a branch
+        given no function yields nothing)."""
+        blocks = [Block(), Block()]
+        op = cls.create(operands=[condition], result_types=list(result_types),
+                        regions=[Region([blocks[0]]), Region([blocks[1]])], location=location)
+        for block, body in zip(blocks, (then_body, else_body)):
+            _fill_body(block, body if body is not None else (lambda b: None), [])
+        return op
+
+    def print_pretty(self, printer):
+        """``loops.if %c -> f32 { ... } else { ... }`` (no ``->`` without results)."""
+        if not well_formed(self) or any(len(r.blocks) != 1 or r.block.args
+                                        for r in self.regions):
+            return False
+        printer.write(" ")
+        printer.print_operand(self.condition)
+        if self.outs:
+            printer.write(" -> " + printer.results_text([r.type for r in self.outs]))
+        printer.write(" ")
+        printer.print_region(self.then_region, print_entry_block_args=False)
+        printer.write(" else ")
+        printer.print_region(self.else_region, print_entry_block_args=False)
+
+    @classmethod
+    def parse_pretty(cls, parser, num_results):
+        from lowering.ir.types import I1
+        condition = parser.parse_operand()
+        types = parser.parse_result_types() if parser.accept("->") else []
+        operands = parser.resolve_operands([condition], [I1])
+        then_region = parser.parse_region(entry_args=[])
+        parser.expect("else", "between the branches of loops.if")
+        else_region = parser.parse_region(entry_args=[])
+        return cls.create(operands=operands, result_types=types,
+                          regions=[then_region, else_region], location=parser.op_location)
+
+    def yields_fresh_allocation(self, index: int) -> bool:
+        """Whether both branches yield, as result ``index``, a buffer that a ``loops.alloc`` of
+        their own block made: the result then owns its memory, as an allocation does."""
+        for reg in (self.then_region, self.else_region):
+            yielded = reg.block.last_op.operands[index]
+            owner = getattr(yielded, "op", None)
+            if owner is None or owner.name != "loops.alloc" or owner.parent is not reg.block:
+                return False
+        return True
+
+    def verify_(self):
+        types = [r.type for r in self.outs]
+        for reg in (self.then_region, self.else_region):
+            _check_body(self, [], types, reg, "the results of loops.if are")
+
+
+@INTERPRETER.register(IfOp)
+def _if(interp, op, args):
+    taken = op.then_region if bool(args[0]) else op.else_region
+    return interp.run_region(taken, [])
+
+
+@register_op
+class WhileOp(Operation):
+    """``loops.while``: a do-while loop carrying values. The body's arguments are the carried
+    values; its ``loops.yield`` gives an ``i1`` first (true: run the body again), then the next
+    carried values. The body runs at least once; the results are the values it yielded last (a
+    loop that may run zero times sits inside a ``loops.for`` of at most one iteration).
+
+    >>> from lowering.ir.types import INDEX
+    >>> loop = WhileOp.build([Block([INDEX]).args[0]], [INDEX])
+    >>> [str(a.type) for a in loop.body.block.args], str(loop.results[0].type)
+    (['index'], 'index')
+    """
+
+    name = "loops.while"
+    assembly_format = "$inits attr-dict : functional-type($inits, $outs) $body"
+    inits = var_operand()
+    outs = var_result()
+    body = region()
+
+    @classmethod
+    def build(cls, inits, types=None, location=None) -> "WhileOp":
+        """The loop carrying ``inits`` (of ``types``, by default theirs), with an empty body
+        block taking the carried values."""
+        inits = list(inits)
+        types = list(types) if types is not None else [v.type for v in inits]
+        return cls.create(operands=inits, result_types=types, regions=[Region([Block(types)])],
+                          location=location)
+
+    def verify_(self):
+        types = [v.type for v in self.inits]
+        got = [r.type for r in self.outs]
+        if got != types:
+            raise VerifyError(f"{self.name}: result types ({', '.join(map(str, got))}) differ "
+                              f"from the initial values' ({', '.join(map(str, types))})", self)
+        _check_body(self, types, [I1, *types])
+
+
+@INTERPRETER.register(WhileOp)
+def _while(interp, op, args):
+    carried = list(args)
+    while True:
+        go_on, *carried = interp.run_region(op.body, carried)
+        if not bool(go_on):
+            return carried
+
+
+@register_op
 class YieldOp(Operation):
-    """Ends a loop body: the next carried values of a ``loops.for``, nothing for a parallel loop."""
+    """Ends a loop body or a branch: the next carried values of a ``loops.for``, nothing for a
+    parallel loop, the results of a ``loops.if``."""
 
     name = "loops.yield"
-    traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp)})
+    traits = frozenset({TERMINATOR, HasParent(ForOp, ParallelOp, IfOp, WhileOp)})
     assembly_format = "attr-dict ($values^ : type($values))?"
     values = var_operand()
 

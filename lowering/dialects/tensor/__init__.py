@@ -18,7 +18,13 @@ from . import gradutil  # noqa: F401
 from .blas import GemmOp, GemvOp  # noqa: F401
 from .fused import FusedOp, Reduction  # noqa: F401
 from .custom import CustomOp  # noqa: F401
+from .branches import IfOp, YieldOp  # noqa: F401
+from .random import RandomOp  # noqa: F401
+from .checks import CheckOp  # noqa: F401
 from . import canonical  # noqa: F401  (attaches the canonicalization patterns to the op classes)
+from .scan import ScanOp, ScanYieldOp  # noqa: F401
+from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-step outputs)
+from . import scan_grad  # noqa: F401  (backpropagation through time)
 from .grad_filter import GradFilterOp  # noqa: F401
 from .rop import R_OP  # noqa: F401
 

@@ -33,12 +33,14 @@ The ``fuse`` pass makes these ops; they carry the locations of every op they rep
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from lowering.dialects.scalar import YieldOp
+from lowering.dialects.scalar.position import LinearIndexOp
 from lowering.ir.attributes import ArrayAttr, BoolAttr, DictAttr, IntAttr, StringAttr
 from lowering.ir.core import (ISOLATED, PURE, Block, OpResult, Operation, Region, Value,
                               VerifyError, attr, region, register_op, var_operand, var_result)
@@ -319,10 +321,21 @@ def check_space(op: FusedOp, arrays) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def bind_positions(interp, block: Block, space: tuple[int, ...]) -> None:
+    """Give the body's ``scalar.linear_index`` ops the row-major positions of ``space``."""
+    positions = None
+    for inner in block.ops:
+        if isinstance(inner, LinearIndexOp):
+            if positions is None:
+                positions = np.arange(math.prod(space), dtype=np.uint64).reshape(space)
+            interp.env[inner.result] = positions
+
+
 @INTERPRETER.register(FusedOp)
 def _fused(interp, op, args):
     arrays = [np.asarray(a) for a in args]
     space = check_space(op, arrays)
+    bind_positions(interp, op.body.block, space)
     values = interp.run_region(op.body, arrays)
     outs = []
     for value, res, reduction in zip(values, op.results, op.reduction_list()):

@@ -6,7 +6,8 @@ forward). A rule is ``rule(op, tangents) -> list`` with one tangent per result, 
 that result's type or None (no dependence: integer results, or no tangent reached the op); the
 tangents it gets have exactly their operands' types, or are None where none flows.
 
-Every op class with a ``grad`` rule has a rule here (a test checks it). They come in four forms:
+Every op class with a ``grad`` rule has a rule here, or a declared reason why not (``scan``);
+a test checks it. They come in four forms:
 
 - elementwise ops derive theirs from the partial derivatives their ``grad`` already uses:
   ``partials`` with an output gradient of ones gives each ``df/dx_i``, and the tangent is
@@ -32,6 +33,8 @@ from __future__ import annotations
 from lowering.ir.core import Operation, Value
 from lowering.ir.rules import RuleTable
 
+from .branches import IfOp
+from .checks import CheckOp
 from .custom import CustomOp, custom_implementation
 from .elementwise import (AddOp, CastOp, ElementwiseOp, Emitter, ExpOp, MulOp, SubOp)
 from .grad_filter import GradFilterOp
@@ -40,7 +43,9 @@ from .indexing import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp, AdvancedS
                        IncSubtensorOp, SetSubtensorOp, SubtensorOp)
 from .linalg import DotOp
 from .nnet import LogSoftmaxOp, SoftmaxOp
+from .random import RandomOp
 from .reduction import ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, SumOp
+from .scan import ScanOp
 from .shape_ops import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp, MakeVectorOp,
                         ReshapeOp, ShapeIOp, ShapeOp, scalar_constant, zeros_like)
 
@@ -202,3 +207,43 @@ def _custom(op: CustomOp, tangents) -> list:
     if rule is None:
         raise VerifyError(f"custom op '{op.op_name}' has no R_op", op)
     return rule(tangents)
+
+
+# ---------------------------------------------------------------------------------------------
+# Control flow, checks and random draws
+
+
+R_OP.register(CheckOp)(linear_in(0))  # the tangent of a checked value passes the same check
+R_OP.register(RandomOp)(_none)         # a draw has no derivative in its parameters here
+
+
+@R_OP.register(IfOp)
+def _if(op: IfOp, tangents) -> list:
+    """Each result's tangent is the tangent of the input the taken branch yields (branches that
+    yield their inputs, as the front end builds them, like the gradient rule)."""
+    from lowering.ir.core import VerifyError
+
+    def tangent_of(branch, k: int) -> Value | None:
+        value = op.yielded(branch)[k]
+        if value.owner is not branch.block:
+            raise VerifyError(f"{op.name}: the R-op of a branch that computes its results (not "
+                              f"only yields its inputs) is not supported; take it before "
+                              f"compiling", op)
+        return tangents[value.index + 1]
+
+    out = []
+    for k, result in enumerate(op.results):
+        then_t, else_t = tangent_of(op.then_region, k), tangent_of(op.else_region, k)
+        if (then_t is None and else_t is None) or not is_differentiable_type(result.type):
+            out.append(None)
+            continue
+        then_t = then_t if then_t is not None else zeros_like(else_t, op.location)
+        else_t = else_t if else_t is not None else zeros_like(then_t, op.location)
+        chosen = IfOp.build(op.condition, [then_t], [else_t], location=op.location).results[0]
+        out.append(as_type(chosen, result.type, op.location) if
+                   chosen.type.rank == result.type.rank else chosen)
+    return out
+
+
+R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
+                         "which is not built yet; Lop (reverse mode) goes through scan")

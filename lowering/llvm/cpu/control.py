@@ -5,17 +5,20 @@
 - ``loops.parallel`` is a loop nest whose loops carry ``llvm.loop.parallel_accesses``. A parallel
   loop that is not inside another one is outlined, and run by the thread pool when the module
   is built for several threads and its work is large enough (``cpu.parallel``).
+- ``loops.if`` is a conditional branch to one of two blocks that meet again; each result
+  (flattened, as loop-carried values) is a phi of what the two branches yield. Buffers
+  allocated in a branch and yielded stay live on the failure paths after the join.
 - ``loops.assert`` branches to the failure path with the op's ``error_code`` when its condition
   is false.
 
->>> [cls.name for cls in (ForOp, ParallelOp, AssertOp) if cls in CPU_LOWERING]
-['loops.for', 'loops.parallel', 'loops.assert']
+>>> [cls.name for cls in (ForOp, ParallelOp, IfOp, AssertOp) if cls in CPU_LOWERING]
+['loops.for', 'loops.parallel', 'loops.if', 'loops.assert']
 """
 from __future__ import annotations
 
 import llvmlite.ir as ir
 
-from lowering.dialects.loops import AssertOp, ForOp, ParallelOp
+from lowering.dialects.loops import AssertOp, ForOp, IfOp, ParallelOp
 
 from .context import CPU_LOWERING, FunctionLowering
 from .loops import (check_positive_steps, emit_loop, emit_loop_nest, interleave_count,
@@ -74,6 +77,35 @@ def _parallel(fl: FunctionLowering, op):
                    lambda ivs: lower_body(fl, op.body.block, ivs), new_access_group(fl),
                    interleave_count(op.body.block))
     return []
+
+
+@CPU_LOWERING.register(IfOp)
+def _if(fl: FunctionLowering, op):
+    b = fl.builder
+    condition = fl.get(op.condition)
+    then_block = fl.fn.append_basic_block("if.then")
+    else_block = fl.fn.append_basic_block("if.else")
+    join = fl.fn.append_basic_block("if.end")
+    b.cbranch(condition, then_block, else_block)
+    incoming = []
+    for region, block in ((op.then_region, then_block), (op.else_region, else_block)):
+        b.position_at_end(block)
+        parts = [x for value in lower_body(fl, region.block, []) for x in flatten(value)]
+        incoming.append((parts, b.block))
+        b.branch(join)
+    b.position_at_end(join)
+    merged = []
+    for k, part in enumerate(incoming[0][0]):
+        phi = b.phi(part.type)
+        for parts, pred in incoming:
+            phi.add_incoming(parts[k], pred)
+        merged.append(phi)
+    final = iter(merged)
+    results = [rebuild(b, r.type, final) for r in op.outs]
+    for result, lowered in zip(op.outs, results):
+        if op.yields_fresh_allocation(result.index):  # freed by a dealloc or a failure path
+            fl.track(result, lowered.ptr)
+    return results
 
 
 @CPU_LOWERING.register(AssertOp)

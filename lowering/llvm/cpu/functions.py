@@ -24,7 +24,7 @@ from __future__ import annotations
 import llvmlite.ir as ir
 
 from lowering.dialects.builtin.ops import CallOp, FuncOp
-from lowering.dialects.loops import AllocOp, BufferType
+from lowering.dialects.loops import AllocOp, BufferType, IfOp
 from lowering.ir.core import OpResult, Operation
 from lowering.ir.types import ScalarType
 
@@ -69,7 +69,8 @@ def _check_fresh(func: FuncOp, returned) -> None:
         if not isinstance(value.type, BufferType):
             continue
         owner = value.owner if isinstance(value, OpResult) else None
-        if not isinstance(owner, (AllocOp, CallOp)):
+        if not isinstance(owner, (AllocOp, CallOp)) and not (
+                isinstance(owner, IfOp) and owner.yields_fresh_allocation(value.index)):
             raise translation_error(owner or func, f"func.return: result #{index} of "
                                     f"@{func.sym_name} must be a buffer made by loops.alloc (its "
                                     f"memory passes to the caller), not a view or an argument")

@@ -177,7 +177,7 @@ def _is_freeable(value) -> bool:
     function or a view, whose memory nobody allocated here)."""
     owner = value.owner
     if isinstance(owner, Operation):
-        return owner.name in ("loops.alloc", "func.call", "loops.for")
+        return owner.name in ("loops.alloc", "func.call", "loops.for", "loops.if")
     return not isinstance(owner.parent_op, FuncOp)  # a loop-carried buffer may be one
 
 

@@ -42,6 +42,7 @@ from typing import Callable
 import llvmlite.ir as ir
 
 from lowering.dialects.scalar import ConstantOp, ScalarOp, allows_reassociation
+from lowering.dialects.scalar.position import LinearIndexOp
 from lowering.ir.types import ScalarType
 
 from .casts import convert, narrow, widen, work_type
@@ -254,3 +255,8 @@ def _lower_scalar_op(fl, op):
 def _constant(fl, op: ConstantOp):
     return [constant(op.result.type, op.numpy_value)]
 
+
+# The position of a fused body's element is the loop indices' combination, which bufferize
+# writes in its place; no loop nest holds the op itself.
+CPU_LOWERING.unsupported(LinearIndexOp, "only in tensor.fused bodies: bufferize replaces it with "
+                                        "the position the loop indices give")

@@ -70,16 +70,20 @@ from dataclasses import dataclass, field
 
 from lowering.dialects.builtin import FuncOp, ReturnOp
 from lowering.dialects.gpu.transfers import DEFAULT_CONTEXT
+from lowering.dialects.tensor.branch_sinking import sink_into_branches
 from lowering.ir.core import BlockArgument, OpResult, Operation, Value
 from lowering.ir.location import default_location
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.rewriter import Rewriter
 from lowering.ir.types import FunctionType, TensorType
 
-from . import (dot as bufferize_dot, elementwise as bufferize_elementwise,
+from . import (branches as bufferize_branches, dot as bufferize_dot,
+               elementwise as bufferize_elementwise,
                fused as bufferize_fused, custom as bufferize_custom,
                indexing as bufferize_indexing, nnet as bufferize_nnet,
                reductions as bufferize_reductions, shapes as bufferize_shapes)
+from . import random as bufferize_random  # noqa: F401
+from . import scan as bufferize_scan  # noqa: F401
 from . import grad_filter as bufferize_grad_filter  # noqa: F401
 from ..dce import eliminate_dead_code
 from .core import (BUFFERIZE, AlwaysFails, FunctionLowering, Lowered, input_buffer_type,
@@ -109,6 +113,7 @@ class Bufferize(ModulePass):
         rewriter = rewriter if rewriter is not None else Rewriter()
         error_codes = itertools.count(1)
         maps = []
+        sink_into_branches(module)  # a branch's own work is lowered inside it
         for func in list(_functions(module)):
             if _has_tensors(func):
                 buffers = BufferMap(func)
@@ -200,6 +205,7 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes,
         if key not in ("sym_name", "function_type"):
             new.attributes[key] = value
     ctx = FunctionLowering(new.body.block, options, error_codes)
+    ctx.lower_op = lambda op: _lower_op(ctx, op, buffers)
     for old, arg in zip(func.args, new.args):
         arg.name_hint = old.name_hint
         buffers.record(arg, old)

@@ -355,6 +355,10 @@ class FunctionLowering:
 
     def __init__(self, block: Block, options, error_codes: "itertools.count"):
         self.block = block
+        # The function's own block (``block`` is a branch's while a branch is being lowered).
+        self.entry = block
+        # Lowers one more op where ``block`` is (the pass sets it; ops with regions use it).
+        self.lower_op: Callable[[Operation], None] | None = None
         self.b = Builder.at_end(block)
         self.options = options
         self.error_codes = error_codes
@@ -385,10 +389,10 @@ class FunctionLowering:
         found = self._constants.get(key)
         if found is None:
             op = scalar.ConstantOp.build(data[()], type)
-            if self.block.first_op is None:
-                self.block.append(op)
+            if self.entry.first_op is None:
+                self.entry.append(op)
             else:
-                self.block.insert_before(op, self.block.first_op)
+                self.entry.insert_before(op, self.entry.first_op)
             found = self._constants[key] = op.result
         return found
 

@@ -43,8 +43,8 @@ lists what would break the rule (``bufferize`` checks that nothing does).
 from __future__ import annotations
 
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
-from lowering.dialects.loops import (AllocOp, BufferType, CallOp, CopyOp, FillOp, ForOp, LoadOp,
-                                     ParallelOp, StoreOp, YieldOp)
+from lowering.dialects.loops import (AllocOp, BufferType, CallOp, CopyOp, FillOp, ForOp, IfOp,
+                                     LoadOp, ParallelOp, StoreOp, YieldOp)
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
 
@@ -147,6 +147,9 @@ def host_accesses_to_device(block: Block) -> list[Operation]:
             found.append(op)
         elif isinstance(op, ForOp) and not op.results and not _is_kernel_loop(op):
             found += host_accesses_to_device(op.body.block)  # a branch or loop of the host
+        elif isinstance(op, IfOp):
+            for region in op.regions:
+                found += host_accesses_to_device(region.block)
     return found
 
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 from lowering.dialects import scalar
 from lowering.dialects.tensor import FusedOp
 
+from lowering.dialects.scalar.position import LinearIndexOp
+
 from .core import BUFFERIZE, Lowered
+from .random import linear_index
 from .reductions import Accumulator, Reduce, check_not_empty, loop_in_order, monoid, reduce_values
 
 
@@ -43,6 +46,8 @@ def _lower_fused(ctx, op):
                 break
             if isinstance(inner, scalar.ConstantOp):
                 values[inner.result] = ctx.constant(inner.numpy_value, inner.result.type)
+            elif isinstance(inner, LinearIndexOp):
+                values[inner.result] = linear_index(ctx, b, ivs, sizes)
             else:
                 b.insert(inner.clone(values))
         return [values[v] for v in terminator.operands]

@@ -121,20 +121,28 @@ def _lower_make_vector(ctx, op):
     return [out]
 
 
-@BUFFERIZE.register(AllocOp)
-def _lower_alloc(ctx, op):
-    rt, ix = op.result.type, ctx.ix
+def checked_dims(ctx, dims, rt, what: str = "dimension") -> list:
+    """The sizes rank-0 ``dims`` give a result of type ``rt``, checked at run time: none
+    negative, each equal to the type's static size where it has one, and the whole size
+    allocatable."""
+    ix = ctx.ix
     sizes = []
-    for d, dim in enumerate(op.dims):
+    for d, dim in enumerate(dims):
         size = ctx.index(dim)
-        ctx.check(ix.ge(size, 0), f"dimension {d} is negative")
+        ctx.check(ix.ge(size, 0), f"{what} {d} is negative")
         if rt.shape[d] is not None:
             ctx.check(ix.eq(size, rt.shape[d]),
-                      f"dimension {d} differs from the type {format_shape(rt.shape)}")
+                      f"{what} {d} differs from the type {format_shape(rt.shape)}")
             size = rt.shape[d]
         sizes.append(size)
     ctx.check_size(sizes, rt.element, "the result")  # also when it stays a scalar
-    return [_broadcast_into(ctx, op.value, rt, sizes)]
+    return sizes
+
+
+@BUFFERIZE.register(AllocOp)
+def _lower_alloc(ctx, op):
+    rt = op.result.type
+    return [_broadcast_into(ctx, op.value, rt, checked_dims(ctx, op.dims, rt))]
 
 
 @BUFFERIZE.register(FillOp)

@@ -22,7 +22,7 @@ reads or writes device memory becomes one or more ``gpu.launch`` ops in its plac
 Sizes, views, ``loops.alloc``/``dealloc``, ``loops.assert`` and index arithmetic stay on the
 host: they only compute descriptors. A ``loops.for`` that only chooses which of those and which
 constructs run (a branch: no loads or stores of its own) stays on the host too, its body mapped
-construct by construct.
+construct by construct, and so does a ``loops.if`` (each of its blocks).
 
 **Scalars computed on the device** (a reduction to one value, a load of one element, a dot) live
 in a rank-0 device buffer made for them; kernels that use them, or scalar arithmetic on them,
@@ -61,7 +61,7 @@ from __future__ import annotations
 from lowering.dialects.builtin import FuncOp
 from lowering.dialects.gpu import LaunchOp, TerminatorOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, AssertOp, CallOp, CopyOp, DeallocOp, DimOp,
-                                     FillOp, ForOp, LoadOp, ParallelOp, StoreOp)
+                                     FillOp, ForOp, IfOp, LoadOp, ParallelOp, StoreOp)
 from lowering.ir.attributes import StringAttr
 from lowering.ir.builder import Builder
 from lowering.ir.captures import used_from_outside
@@ -235,6 +235,10 @@ class FunctionMapper:
             return
         if isinstance(op, ForOp) and is_branch(op):
             self.map_block(op.body.block)
+            return
+        if isinstance(op, IfOp):  # the host decides; each block is mapped construct by construct
+            for region in op.regions:
+                self.map_block(region.block)
             return
         host = touches_host(op)
         if host:

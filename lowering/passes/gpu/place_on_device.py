@@ -18,6 +18,11 @@ Placement, op by op in program order:
   arithmetic), ``tensor.make_vector`` of host scalars (a shape), and ops of at most one element
   whose inputs are all host values of at most one element (``lr * 2``); a ``tensor.custom`` op
   without a ``device`` runs Python code on NumPy arrays, on the host;
+- **host, with its branches placed inside**: ``tensor.if`` decides on the host which branch
+  runs; the ops of each branch are placed by these rules (a branch's arguments are where the
+  op's inputs are, no transfer), and each result lives where both branches yield it: on the
+  device when both compute it there, on the host otherwise (a transfer before the yield of the
+  branch that has it elsewhere). The op's ``result_places`` attribute says where each is;
 - **device**: every other tensor op, marked ``device = "<context>"``: the context of its first
   operand on a device, else the pass option ``context``, else the first context named by
   ``arg_devices``/``result_devices``, else ``"cuda"``. An op that already has a ``device``
@@ -66,8 +71,9 @@ from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtens
                                       ElementwiseOp, FillOp, GemmOp, GemvOp, IncSubtensorOp,
                                       MakeVectorOp, ReshapeOp, SetSubtensorOp, ShapeIOp, ShapeOp,
                                       SubtensorOp, TensorOp)
-from lowering.ir.attributes import StringAttr
-from lowering.ir.core import BlockArgument, Operation, OpResult, Value
+from lowering.dialects.tensor.branches import IfOp
+from lowering.ir.attributes import ArrayAttr, StringAttr
+from lowering.ir.core import TERMINATOR, BlockArgument, Operation, OpResult, Value
 from lowering.ir.passes import ModulePass, PassFailure, option, register_pass
 from lowering.ir.types import TensorType
 
@@ -76,6 +82,7 @@ INDEXING_OPS = (SubtensorOp, SetSubtensorOp, IncSubtensorOp, AdvancedSubtensorOp
 
 HOST = "cpu"
 DEVICE = "device"  # the op attribute naming the GPU context an op runs on
+RESULT_PLACES = "result_places"  # a tensor.if's attribute: where each result lives
 
 # What a reader does with an operand.
 DATA = "data"  # reads its elements where the reader runs
@@ -116,9 +123,25 @@ def place_function(func: FuncOp, context: str | None = None) -> int:
     results = result_devices(func)
     default = context or next((d for d in (*args, *results) if d != HOST), DEFAULT_CONTEXT)
     block = func.body.block
-    ops = [op for op in block.ops if not isinstance(op, ReturnOp)]
+    inserted = _place_block(block, default, results)
+    ret = block.last_op
+    if isinstance(ret, ReturnOp):
+        for index, value in enumerate(list(ret.operands)):
+            if isinstance(value.type, TensorType):
+                inserted += _move_operand(ret, index, results[index], _defining_location(value))
+    return inserted
+
+
+def _place_block(block, default: str, results: list[str]) -> int:
+    """Place the ops of ``block`` (its terminator aside) and insert the transfers their operands
+    need; returns how many."""
+    ops = [op for op in block.ops if not (op is block.last_op and TERMINATOR in op.traits)]
+    inserted = 0
     for op in ops:
         if isinstance(op, ConstantOp) or DEVICE in op.attributes:
+            continue
+        if isinstance(op, IfOp):
+            inserted += _place_branches(op, default, results)
             continue
         where = _placement(op, default)
         if where != HOST:
@@ -128,7 +151,6 @@ def place_function(func: FuncOp, context: str | None = None) -> int:
             where = _constant_placement(op, results)
             if where != HOST:
                 op.attributes[DEVICE] = StringAttr(where)
-    inserted = 0
     for op in ops:
         if isinstance(op, (ToDeviceOp, ToHostOp)):
             continue
@@ -138,11 +160,22 @@ def place_function(func: FuncOp, context: str | None = None) -> int:
                 continue
             want = where if role == DATA else HOST
             inserted += _move_operand(op, index, want, op.location)
-    ret = block.last_op
-    if isinstance(ret, ReturnOp):
-        for index, value in enumerate(list(ret.operands)):
-            if isinstance(value.type, TensorType):
-                inserted += _move_operand(ret, index, results[index], _defining_location(value))
+    return inserted
+
+
+def _place_branches(op: IfOp, default: str, results: list[str]) -> int:
+    """Place the ops of both branches of ``op`` and decide where each of its results lives
+    (see the module docstring); returns the transfers inserted."""
+    inserted = sum(_place_block(region.block, default, results) for region in op.regions)
+    yields = [region.block.last_op for region in op.regions]
+    places = []
+    for k in range(len(op.results)):
+        wheres = {location_of(y.operands[k]) for y in yields}
+        places.append(wheres.pop() if len(wheres) == 1 else HOST)
+    for y in yields:
+        for k, place in enumerate(places):
+            inserted += _move_operand(y, k, place, op.location)
+    op.attributes[RESULT_PLACES] = ArrayAttr([StringAttr(p) for p in places])
     return inserted
 
 
@@ -199,11 +232,14 @@ def location_of(value: Value) -> str:
     ('dev0', 'cpu')
     """
     if isinstance(value, OpResult):
-        return location_of_op(value.op)
+        places = value.op.get_attr(RESULT_PLACES) if isinstance(value.op, IfOp) else None
+        return places[value.index] if places else location_of_op(value.op)
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op
         if isinstance(owner, FuncOp) and value.block is owner.body.block:
             return arg_devices(owner)[value.index]
+        if isinstance(owner, IfOp):  # a branch's argument is the op's input
+            return location_of(owner.operands[value.index + 1])
     return HOST
 
 
@@ -220,6 +256,8 @@ def operand_roles(op: Operation) -> list[str]:
     count = len(op.operands)
     if isinstance(op, (ShapeOp, ShapeIOp)):
         return [SIZES] * count
+    if isinstance(op, IfOp):  # the condition is read on the host; inputs go to the branches
+        return [HOST_SCALAR] + [SIZES] * (count - 1)
     if isinstance(op, FillOp):
         return [SIZES, DATA]
     if isinstance(op, ReshapeOp):
@@ -249,7 +287,7 @@ def _at_most_one_element(t) -> bool:
 
 def _placement(op: Operation, default: str) -> str:
     """The context ``op`` runs on, or ``"cpu"`` (constants are decided afterwards)."""
-    if not isinstance(op, TensorOp) or isinstance(op, (ShapeOp, ShapeIOp, CustomOp)):
+    if not isinstance(op, TensorOp) or isinstance(op, (ShapeOp, ShapeIOp, CustomOp, IfOp)):
         return HOST
     roles = operand_roles(op)
     read = [v for v, role in zip(op.operands, roles) if role != SIZES]

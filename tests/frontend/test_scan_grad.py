@@ -1,0 +1,152 @@
+"""``T.grad`` through ``theano.scan``: backpropagation through time against finite
+differences, truncated gradients, nested scans and scans inside a gradient."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lowering as theano
+import lowering.tensor as T
+
+NONLINEAR = {"tanh": T.tanh, "sin": T.sin, "square": lambda v: v * v * 0.5}
+
+
+def numeric_grad(cost, args, eps=1e-6):
+    grads = []
+    for i, a in enumerate(args):
+        g = np.zeros_like(a)
+        for idx in np.ndindex(*a.shape):
+            plus = [x.copy() for x in args]
+            plus[i][idx] += eps
+            minus = [x.copy() for x in args]
+            minus[i][idx] -= eps
+            g[idx] = (cost(*plus) - cost(*minus)) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.integers(1, 5), size=st.integers(1, 3),
+       out_taps=st.sampled_from([[-1], [-2, -1], [-1, -3]]),
+       seq_taps=st.sampled_from([[0], [-1, 0], [0, 2]]),
+       nonlinear=st.sampled_from(sorted(NONLINEAR)), backwards=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
+def test_bptt_matches_finite_differences(steps, size, out_taps, seq_taps, nonlinear, backwards,
+                                         seed):
+    depth = -min(out_taps)
+    span = max(seq_taps) - min(seq_taps)
+    # Taps [-1] take the state itself as initial value; deeper taps its earlier rows.
+    xs, W = T.dmatrix("xs"), T.dmatrix("W")
+    h0 = T.dmatrix("h0") if depth > 1 else T.dvector("h0")
+    act = NONLINEAR[nonlinear]
+
+    def step(*args):
+        rows, states, w = args[:len(seq_taps)], args[len(seq_taps):-1], args[-1]
+        total = sum(rows[1:], rows[0])
+        for k, s in enumerate(states):
+            total = total + (k + 1) * T.dot(w, s)
+        return act(total)
+
+    h, _ = theano.scan(step, sequences={"input": xs, "taps": seq_taps},
+                       outputs_info={"initial": h0, "taps": out_taps}, non_sequences=W,
+                       go_backwards=backwards)
+    cost = (h * h).sum() + h[-1].sum()
+    f = theano.function([xs, h0, W], T.grad(cost, [xs, h0, W]), mode="INTERP")
+    c = theano.function([xs, h0, W], cost, mode="INTERP")
+    r = np.random.default_rng(seed)
+    args = [r.normal(size=(steps + span, size)),
+            r.normal(size=(depth, size) if depth > 1 else (size,)),
+            r.normal(size=(size, size)) * 0.4]
+    for got, want in zip(f(*args), numeric_grad(c, args)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_bptt_in_compiled_code_matches_the_interpreter():
+    xs, h0 = T.fmatrix("xs"), T.fvector("h0")
+    W = theano.shared(np.random.default_rng(1).normal(size=(4, 4)).astype("float32") * 0.3,
+                      name="W")
+    b = theano.shared(np.zeros(4, dtype="float32"), name="b")
+    h, _ = theano.scan(lambda x, h: T.tanh(T.dot(W, h) + x + b), sequences=xs,
+                       outputs_info=h0)
+    cost = h[-1].sum() + (h ** 2).mean()
+    grads = T.grad(cost, [W, b, xs, h0])
+    r = np.random.default_rng(2)
+    X, H0 = r.normal(size=(7, 4)).astype("float32"), r.normal(size=4).astype("float32")
+    compiled = theano.function([xs, h0], grads, mode="FAST_RUN")(X, H0)
+    interpreted = theano.function([xs, h0], grads, mode="INTERP")(X, H0)
+    for a, e in zip(compiled, interpreted):
+        np.testing.assert_allclose(a, e, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("mode", ["INTERP", "FAST_RUN"])
+def test_truncated_gradient_uses_only_the_last_k_steps(mode):
+    xs, h0, w = T.dvector("xs"), T.dscalar("h0"), T.dscalar("w")
+    h, _ = theano.scan(lambda x, h: T.tanh(w * h + x), sequences=xs, outputs_info=h0,
+                       truncate_gradient=2)
+    cost = h.sum()
+    gx, gh0 = T.grad(cost, [xs, h0])
+    f = theano.function([xs, h0, w], [gx, gh0, h], mode=mode)
+    X, W = np.array([0.1, -0.2, 0.3, 0.5]), 0.7
+    dx, dh0, H = f(X, 0.4, W)
+    # As Theano: backpropagation through the last 2 steps only.
+    expected, carried = np.zeros(4), 0.0
+    for t in (3, 2):
+        expected[t] = (1.0 + carried) * (1 - H[t] ** 2)
+        carried = expected[t] * W
+    np.testing.assert_allclose(dx, expected)
+    assert dh0 == 0.0
+
+
+@pytest.mark.parametrize("mode", ["INTERP", "FAST_RUN"])
+def test_nested_scan_forward_and_gradient(mode):
+    M, v = T.dmatrix("M"), T.dvector("v")
+
+    def row_step(row, acc, v):
+        inner, _ = theano.scan(lambda a, p: p * a + v.sum(), sequences=row,
+                               outputs_info=T.constant(1.0))
+        return acc + inner[-1]
+
+    total, _ = theano.scan(row_step, sequences=M, outputs_info=T.constant(0.0),
+                           non_sequences=v)
+    cost = total[-1]
+    f = theano.function([M, v], [cost, *T.grad(cost, [M, v])], mode=mode)
+    c = theano.function([M, v], cost, mode="INTERP")
+    r = np.random.default_rng(3)
+    args = [r.normal(size=(3, 4)) * 0.5, r.normal(size=2)]
+    expected = 0.0
+    for row in args[0]:
+        p = 1.0
+        for a in row:
+            p = p * a + args[1].sum()
+        expected += p
+    value, *grads = f(*args)
+    np.testing.assert_allclose(value, expected)
+    for got, want in zip(grads, numeric_grad(c, args)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_gradient_inside_the_step_and_of_the_loop():
+    x0 = T.dvector("x0")
+
+    def descend(x):
+        return x - 0.1 * T.grad((T.sin(x) * x).sum(), x)
+
+    xs, _ = theano.scan(descend, outputs_info=x0, n_steps=4)
+    cost = xs[-1].sum()
+    f = theano.function([x0], [xs[-1], T.grad(cost, x0)], mode="INTERP")
+    c = theano.function([x0], cost, mode="INTERP")
+    X0 = np.array([0.3, -1.2, 2.0])
+    last, g = f(X0)
+    x = X0.copy()
+    for _ in range(4):
+        x = x - 0.1 * (np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(last, x)
+    np.testing.assert_allclose(g, numeric_grad(c, [X0])[0], rtol=1e-5, atol=1e-7)
+
+
+def test_no_gradient_through_until():
+    x0 = T.dscalar("x0")
+    vals, _ = theano.scan(lambda v: (v * 2, theano.scan_module.until(v > 4)), outputs_info=x0,
+                          n_steps=10)
+    with pytest.raises(Exception, match="until"):
+        T.grad(vals.sum(), x0)
