@@ -25,6 +25,7 @@ from .frontend.custom_op import Apply, Op  # noqa: F401  (ops written in Python)
 from . import tensor  # noqa: F401
 from .tensor import grad  # noqa: F401
 from . import printing, sandbox  # noqa: F401
+from . import gradient  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
 from . import ifelse  # noqa: F401,E402  (theano.ifelse.ifelse)
 from .frontend import scalar_names as scalar  # noqa: F401,E402  (theano.scalar.upcast)

@@ -28,6 +28,10 @@ from lowering.frontend.elemwise import (abs, abs_, add, and_, arccos, arccosh, a
                                         sign, sin, sinh, softplus, sqr, sqrt, sub, switch, tan,
                                         tanh, true_div, trunc, where, xor)
 from lowering.frontend.grad import grad  # noqa: F401
+from lowering.frontend.gradient import (Lop, Rop, consider_constant,  # noqa: F401
+                                        disconnected_grad, grad_clip, hessian, jacobian,
+                                        zero_grad)
+from lowering.frontend.verify_grad import verify_grad  # noqa: F401
 from lowering.frontend.indexing import inc_subtensor, set_subtensor  # noqa: F401
 from lowering.frontend.linalg import dot, outer  # noqa: F401
 from lowering.frontend.nnet import log_softmax, logsoftmax, relu, softmax  # noqa: F401

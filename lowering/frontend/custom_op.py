@@ -87,6 +87,12 @@ class Op:
         raise MethodNotDefined(f"{type(self).__name__} defines no grad(inputs, output_grads), "
                                f"so T.grad cannot go through it")
 
+    def R_op(self, inputs: list, eval_points: list) -> list:
+        """The tangents of the outputs (one per output) given the inputs' ``eval_points`` (None
+        where an input has none); ``T.Rop`` through this op needs it."""
+        raise MethodNotDefined(f"{type(self).__name__} defines no R_op(inputs, eval_points), "
+                               f"so T.Rop cannot go through it")
+
     def perform(self, node: "Apply", inputs: list, output_storage: list) -> None:
         raise MethodNotDefined(f"{type(self).__name__} defines neither perform(node, inputs, "
                                f"output_storage) nor make_thunk(node, storage_map, compute_map, "
@@ -253,6 +259,17 @@ class _NodeRunner:
             raise ValueError(f"{node.op}.grad gave {len(found)} gradient(s) for "
                              f"{len(node.inputs)} input(s)")
         return [None if g is None else as_tensor_variable(g).value for g in found]
+
+    def R_op(self, eval_points: list) -> list:
+        """The node's op's ``R_op`` on its inputs and the inputs' tangents, as graph values."""
+        from .constructors import as_tensor_variable
+        node = self.node
+        found = node.op.R_op(list(node.inputs), [None if v is None else wrap(v)
+                                                  for v in eval_points])
+        if len(found) != len(node.outputs):
+            raise ValueError(f"{node.op}.R_op gave {len(found)} tangent(s) for "
+                             f"{len(node.outputs)} output(s)")
+        return [None if t is None else as_tensor_variable(t).value for t in found]
 
     def run(self, values: list) -> list:
         node = self.node

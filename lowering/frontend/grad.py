@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import warnings
 
-from lowering.dialects.tensor import ConstantOp
+from lowering.dialects.tensor import ConstantOp, GradFilterOp
 from lowering.dialects.tensor.elementwise import AddOp
 from lowering.dialects.tensor.shape_ops import match_type
 from lowering.ir.core import Operation, Value
@@ -30,13 +30,17 @@ from .variable import TensorVariable, wrap
 
 
 def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
-         add_names: bool = True, known_grads=None, return_disconnected: str = "zero"):
+         add_names: bool = True, known_grads=None, return_disconnected: str = "zero",
+         null_gradients: str = "raise"):
     """The gradient of the scalar ``cost`` with respect to ``wrt`` (a variable or a list).
 
     - ``consider_constant``: variables whose dependence on ``wrt`` is ignored (gradients stop).
     - ``disconnected_inputs``: ``'raise'`` (default), ``'warn'`` or ``'ignore'`` when the cost does
-      not depend on a ``wrt`` variable; its gradient is then zeros (``return_disconnected='zero'``)
-      or None (``'None'``).
+      not depend on a ``wrt`` variable; its gradient is then zeros (``return_disconnected='zero'``),
+      None (``'None'``) or a ``DisconnectedVariable`` placeholder (``'Disconnected'``). A cost
+      that reaches ``wrt`` only through ``disconnected_grad`` does not depend on it.
+    - ``null_gradients``: ``'raise'`` (default) when the gradient must go through an op with no
+      gradient rule; ``'return'`` gives None for the ``wrt`` variables behind such an op.
     - ``known_grads``: a dict from variables to their gradients, which flow back from there; with
       it, ``cost`` may be None.
     - ``add_names``: name the gradients ``(dcost/dwrt)`` when both are named.
@@ -54,8 +58,11 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError(f"disconnected_inputs must be 'raise', 'warn' or 'ignore', "
                          f"got {disconnected_inputs!r}")
-    if return_disconnected not in ("zero", "None", "none"):
-        raise ValueError(f"return_disconnected must be 'zero' or 'None', got {return_disconnected!r}")
+    if return_disconnected.lower() not in ("zero", "none", "disconnected"):
+        raise ValueError(f"return_disconnected must be 'zero', 'None' or 'Disconnected', "
+                         f"got {return_disconnected!r}")
+    if null_gradients not in ("raise", "return"):
+        raise ValueError(f"null_gradients must be 'raise' or 'return', got {null_gradients!r}")
     single = not isinstance(wrt, (list, tuple))
     wrt_list = [wrt] if single else list(wrt)
     for w in wrt_list:
@@ -64,22 +71,27 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
 
     seeds = _seeds(cost, known_grads)
     stop = {as_tensor_variable(v).value for v in (consider_constant or ())}
+    stop |= _disconnected_filters(list(seeds), stop)
     sources = [w.value for w in wrt_list]
     relevant = depends_on(list(seeds), sources, stop)
-    grads = _backpropagate(seeds, relevant, stop)
+    null: set[Value] = set()
+    grads = _backpropagate(seeds, relevant, stop, null if null_gradients == "return" else None)
 
     results = []
     for w in wrt_list:
         g = grads.get(w.value)
         if w.value not in relevant:
             _disconnected(w, disconnected_inputs)
-            g = None if return_disconnected.lower() == "none" else zeros_like(w)
+            g = {"none": None, "zero": zeros_like(w),
+                 "disconnected": DisconnectedVariable()}[return_disconnected.lower()]
+        elif w.value in null:  # behind an op with no gradient rule (null_gradients='return')
+            g = None
         elif g is None:  # connected only through ops with no gradient (integers, shapes)
             g = zeros_like(w)
         else:
             g = wrap(match_type(g, w.value) if g.type != w.value.type else g)
         cost_name = getattr(cost, "name", None)
-        if g is not None and add_names and w.name is not None and cost_name is not None \
+        if isinstance(g, TensorVariable) and add_names and w.name is not None and cost_name is not None \
                 and g.name is None:
             g.name = f"(d{cost_name}/d{w.name})"
         results.append(g)
@@ -116,9 +128,17 @@ def _total(contributions: list[Value]) -> Value:
     return total
 
 
+def _disconnected_filters(outputs: list[Value], stop: set[Value]) -> set[Value]:
+    """The results of ``disconnected_grad`` between the inputs and ``outputs``: no gradient
+    goes through them, so they stop the walk as ``consider_constant`` values do."""
+    return {op.result for op in toposort(outputs, stop)
+            if isinstance(op, GradFilterOp) and op.kind == "disconnected"}
+
+
 def _backpropagate(seeds: dict[Value, list[Value]], relevant: set[Value],
-                   stop: set[Value]) -> dict[Value, Value]:
-    """The summed gradient of every relevant value reached from the seeds."""
+                   stop: set[Value], null: set[Value] | None = None) -> dict[Value, Value]:
+    """The summed gradient of every relevant value reached from the seeds. With ``null`` (a
+    set), an op with no gradient rule adds the values behind it to ``null`` instead of raising."""
     pending: dict[Value, list[Value]] = {v: list(gs) for v, gs in seeds.items()}
     totals: dict[Value, Value] = {}
     for op in reversed(toposort(list(seeds), stop)):
@@ -132,6 +152,9 @@ def _backpropagate(seeds: dict[Value, list[Value]], relevant: set[Value],
                 totals[r] = output_grads[-1]
         if all(g is None for g in output_grads):
             continue
+        if null is not None and _lacks_rule(op):
+            null |= depends_on(list(op.operands), list(relevant), stop)
+            continue
         for operand, g in zip(op.operands, _operand_grads(op, output_grads)):
             if g is not None and operand in relevant and operand not in stop:
                 pending.setdefault(operand, []).append(g)
@@ -140,16 +163,56 @@ def _backpropagate(seeds: dict[Value, list[Value]], relevant: set[Value],
     return totals
 
 
+def _lacks_rule(op: Operation) -> bool:
+    """Whether ``op`` should differentiate (float in, float out) but has no gradient rule."""
+    return getattr(op, "grad", None) is None and any(
+        r.type.element.is_float for r in op.results) and any(
+        v.type.element.is_float for v in op.operands)
+
+
 def _operand_grads(op: Operation, output_grads: list[Value | None]) -> list[Value | None]:
     rule = getattr(op, "grad", None)
     if rule is None:
-        if any(r.type.element.is_float for r in op.results) and any(
-                v.type.element.is_float for v in op.operands):
+        if _lacks_rule(op):
             raise GraphBuildError(f"{op.name} has no gradient rule (built at "
                                   f"{op.location.short()})", op.location, op)
         return [None] * len(op.operands)
     with default_location(op.location):
         return rule(output_grads)
+
+
+class DisconnectedType:
+    """The type of ``DisconnectedVariable``: Theano's placeholder for a gradient that does not
+    exist (``return_disconnected='Disconnected'``)."""
+
+    def __repr__(self) -> str:
+        return "DisconnectedType"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DisconnectedType)
+
+    def __hash__(self) -> int:
+        return hash(DisconnectedType)
+
+    def __call__(self) -> "DisconnectedVariable":
+        return DisconnectedVariable()
+
+
+class DisconnectedVariable:
+    """A placeholder standing for "no gradient": it has a type and no value, and cannot be used
+    in a graph.
+
+    >>> DisconnectedVariable().type
+    DisconnectedType
+    """
+
+    type = DisconnectedType()
+
+    def __repr__(self) -> str:
+        return "<DisconnectedType>"
+
+
+disconnected_type = DisconnectedType()
 
 
 def _disconnected(w: TensorVariable, policy: str) -> None:

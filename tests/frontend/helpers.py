@@ -43,6 +43,18 @@ def numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return grad
 
 
+def numeric_jacobian(fn, args: list, k: int, eps: float = 1e-6) -> np.ndarray:
+    """d fn(*args) / d args[k] by central differences, of shape out.shape + args[k].shape."""
+    base = np.asarray(fn(*args))
+    J = np.zeros(base.shape + args[k].shape)
+    for idx in np.ndindex(*args[k].shape):
+        up, down = [a.copy() for a in args], [a.copy() for a in args]
+        up[k][idx] += eps
+        down[k][idx] -= eps
+        J[(...,) + idx] = (np.asarray(fn(*up)) - np.asarray(fn(*down))) / (2 * eps)
+    return J
+
+
 @pytest.fixture(autouse=True)
 def float64_by_default():
     """Tests written for the default floatX (float64) keep it whatever ``LOWERING_FLAGS`` sets:

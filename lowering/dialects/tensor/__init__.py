@@ -28,6 +28,8 @@ from . import canonical  # noqa: F401  (attaches the canonicalization patterns t
 from .scan import ScanOp, ScanYieldOp  # noqa: F401
 from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-step outputs)
 from . import scan_grad  # noqa: F401  (backpropagation through time)
+from .grad_filter import GradFilterOp  # noqa: F401
+from .rop import R_OP  # noqa: F401
 
 from lowering.ir.context import Dialect  # noqa: E402
 
