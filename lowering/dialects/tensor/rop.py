@@ -35,6 +35,7 @@ from lowering.ir.rules import RuleTable
 
 from .branches import IfOp
 from .checks import CheckOp
+from .conv import Conv2dOp
 from .custom import CustomOp, custom_implementation
 from .elementwise import (AddOp, CastOp, ElementwiseOp, Emitter, ExpOp, MulOp, SubOp)
 from .grad_filter import GradFilterOp
@@ -43,9 +44,11 @@ from .indexing import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp, AdvancedS
                        IncSubtensorOp, SetSubtensorOp, SubtensorOp)
 from .linalg import DotOp
 from .nnet import LogSoftmaxOp, SoftmaxOp
+from .pool import Pool2dOp
 from .random import RandomOp
 from .reduction import ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, SumOp
 from .scan import ScanOp
+from .specify_shape import SpecifyShapeOp
 from .shape_ops import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp, MakeVectorOp,
                         ReshapeOp, ShapeIOp, ShapeOp, scalar_constant, zeros_like)
 
@@ -245,5 +248,10 @@ def _if(op: IfOp, tangents) -> list:
     return out
 
 
+R_OP.register(Conv2dOp)(multilinear_in(0, 1))  # linear in the images and in the filters
+R_OP.register(SpecifyShapeOp)(linear_in(0))
+R_OP.unsupported(Pool2dOp, "forward mode through pool_2d is not built yet (for max pooling it "
+                           "needs the position of each window's maximum); Lop (reverse mode) "
+                           "goes through it")
 R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
                          "which is not built yet; Lop (reverse mode) goes through scan")
