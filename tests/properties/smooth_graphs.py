@@ -15,6 +15,8 @@ integer indices, set/inc_subtensor) and adds ``T.nnet`` functions and joins.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -178,7 +180,12 @@ class SmoothGraphBuilder(GraphBuilder):
         if name in ("softmax", "log_softmax") and (x.var.ndim == 0 or x.value.size == 0):
             return None
         value = NNET[name](x.value)
-        return self._add(getattr(T.nnet, name)(x.var), value, f"T.nnet.{name}({x.name})")
+        if name in ("softmax", "log_softmax") and x.var.ndim == 1:
+            value = value[None, :]  # Theano 1.0: the softmax of a vector is a 1 x n row
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (that case's deprecation warning)
+            var = getattr(T.nnet, name)(x.var)
+        return self._add(var, value, f"T.nnet.{name}({x.name})")
 
     def join(self) -> Node | None:
         """``concatenate`` or ``stack`` of a node with a transformed copy of itself."""
