@@ -82,55 +82,55 @@ def _zeroed(ctx, rt, sizes):
     return out
 
 
+def _conv_rule(gemm, *geometry_operands):
+    """A bufferize rule for one of the convolution ops: the geometry of the op's operands named
+    ``geometry_operands`` (an op that always fails lowers to unreachable code), the ``gemm``
+    lowering where ``use_gemm`` chooses it, else the decorated function's loop nests
+    ``direct(ctx, op, geo, rt)``."""
+
+    def wrap(direct):
+        def rule(ctx, op):
+            rt = op.result.type
+            try:
+                geo = ConvGeometry(ctx, op, *[getattr(op, name) for name in geometry_operands])
+            except AlwaysFails:
+                return [ctx.unreachable(rt)]
+            if use_gemm(ctx, geo, rt.element):
+                return [gemm(ctx, op, geo)]
+            return [direct(ctx, op, geo, rt)]
+        return rule
+    return wrap
+
+
 @BUFFERIZE.register(Conv2dOp)
-def _lower_conv2d(ctx, op):
-    rt = op.result.type
-    try:
-        geo = ConvGeometry(ctx, op, op.input, op.filters)
-    except AlwaysFails:
-        return [ctx.unreachable(rt)]
-    if use_gemm(ctx, geo, rt.element):
-        return [lower_conv2d_gemm(ctx, op, geo)]
+@_conv_rule(lower_conv2d_gemm, "input", "filters")
+def _lower_conv2d(ctx, op, geo, rt):
     out = _zeroed(ctx, rt, [geo.batch, geo.outputs, geo.out_rows, geo.out_cols])
-    x = ctx.reader(op.input, [0, 1, 2, 3])
-    w = ctx.reader(op.filters, [0, 1, 2, 3])
 
     def where(n, o, i, j, c, y, x_col):
         return [n, c, y, x_col], [n, o, i, j]
 
-    _scatter_nest(ctx, geo, w, x, out.buffer, where)
-    return [out]
+    _scatter_nest(ctx, geo, ctx.reader(op.filters, [0, 1, 2, 3]),
+                  ctx.reader(op.input, [0, 1, 2, 3]), out.buffer, where)
+    return out
 
 
 @BUFFERIZE.register(Conv2dGradInputsOp)
-def _lower_conv2d_grad_inputs(ctx, op):
-    rt = op.result.type
-    try:
-        geo = ConvGeometry(ctx, op, op.input, op.filters, op.output_grad)
-    except AlwaysFails:
-        return [ctx.unreachable(rt)]
-    if use_gemm(ctx, geo, rt.element):
-        return [lower_conv2d_grad_inputs_gemm(ctx, op, geo)]
+@_conv_rule(lower_conv2d_grad_inputs_gemm, "input", "filters", "output_grad")
+def _lower_conv2d_grad_inputs(ctx, op, geo, rt):
     gx = _zeroed(ctx, rt, [geo.batch, geo.channels, geo.rows, geo.cols])
-    g = ctx.reader(op.output_grad, [0, 1, 2, 3])
-    w = ctx.reader(op.filters, [0, 1, 2, 3])
 
     def where(n, o, i, j, c, y, x_col):
         return [n, o, i, j], [n, c, y, x_col]
 
-    _scatter_nest(ctx, geo, w, g, gx.buffer, where)
-    return [gx]
+    _scatter_nest(ctx, geo, ctx.reader(op.filters, [0, 1, 2, 3]),
+                  ctx.reader(op.output_grad, [0, 1, 2, 3]), gx.buffer, where)
+    return gx
 
 
 @BUFFERIZE.register(Conv2dGradFiltersOp)
-def _lower_conv2d_grad_filters(ctx, op):
-    rt = op.result.type
-    try:
-        geo = ConvGeometry(ctx, op, op.input, op.filters, op.output_grad)
-    except AlwaysFails:
-        return [ctx.unreachable(rt)]
-    if use_gemm(ctx, geo, rt.element):
-        return [lower_conv2d_grad_filters_gemm(ctx, op, geo)]
+@_conv_rule(lower_conv2d_grad_filters_gemm, "input", "filters", "output_grad")
+def _lower_conv2d_grad_filters(ctx, op, geo, rt):
     gw = ctx.fresh(rt, [geo.outputs, geo.channels, geo.krows, geo.kcols])
     x = ctx.reader(op.input, [0, 1, 2, 3])
     g = ctx.reader(op.output_grad, [0, 1, 2, 3])
@@ -157,4 +157,4 @@ def _lower_conv2d_grad_filters(ctx, op):
         ctx.store(b, total, gw.buffer, where)
 
     ctx.loop_nest([geo.outputs, geo.channels, geo.krows, geo.kcols], element)
-    return [gw]
+    return gw
