@@ -362,7 +362,13 @@ class GraphBuilder:
         else:
             y = draw(hnp.arrays(np.dtype(dtype), shape, elements=self.elements(dtype)))
         operands = [x, y] if x_left else [y, x]
-        value = mirror.dot(*[operand_value(o) for o in operands], floatx=self.floatx)
+        values = [operand_value(o) for o in operands]
+        if any(np.asarray(v).dtype.kind == "f" and not np.isfinite(v).all() for v in values):
+            # BLAS skips zero factors (reference GEMM tests them), so NaN or inf times 0 sums to
+            # 0 or to NaN depending on the layout: NumPy's own np.dot gives either. Products of
+            # special values are left to the elementwise ops.
+            return None
+        value = mirror.dot(*values, floatx=self.floatx)
         a, b = (operand_graph(o) for o in operands)
         if draw(st.booleans()) and isinstance(a, T.TensorVariable):
             return self._add(a.dot(b), value, f"{_text(operands[0])}.dot({_text(operands[1])})")
