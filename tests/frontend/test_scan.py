@@ -258,3 +258,26 @@ def test_the_optimized_ir_of_scans_prints_and_parses_back():
     text = str(f.ir("optimized"))
     assert "tensor.scan" in text and "until = true" in text and "go_backwards = true" in text
     assert print_op(parse_module(text)) == text
+
+
+@pytest.mark.parametrize("units", [1, 5, 130, 260])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_matrix_vector_products_in_a_step_on_both_sides_of_the_loops_threshold(units, layout):
+    # A step's products with a matrix of at most 65,536 elements run as generated loops, larger
+    # ones through BLAS (130 x 130 and 260 x 260 fall on either side); both orders of the
+    # product, and matrices BLAS reads by rows, by columns, or from a copy.
+    r = rng(units)
+    data = r.normal(size=(units, 2 * units)) / np.sqrt(units)
+    w_value = {"contiguous": data[:, :units].copy(), "transposed": data[:, :units].copy().T,
+               "strided": data[:, ::2]}[layout]
+    xs_value, h0_value = r.normal(size=(4, units)), r.normal(size=units)
+    xs, h0, W = T.dmatrix("xs"), T.dvector("h0"), T.dmatrix("W")
+    h, _ = theano.scan(lambda x, h_prev, w: T.tanh(T.dot(w, h_prev) + T.dot(h_prev, w) * 0.5 + x),
+                       sequences=xs, outputs_info=h0, non_sequences=W)
+    expected, state = [], h0_value
+    for x in xs_value:
+        state = np.tanh(w_value @ state + (state @ w_value) * 0.5 + x)
+        expected.append(state)
+    for mode in MODES:
+        got = theano.function([xs, h0, W], h, mode=mode)(xs_value, h0_value, w_value)
+        np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-12)

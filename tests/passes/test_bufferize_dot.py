@@ -2,6 +2,8 @@
 the contraction-size check and the choice between the two."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -196,3 +198,18 @@ def test_gemv_does_not_read_its_accumulator_when_beta_is_0():
     with pytest.raises(RuntimeCheckError, match=r"tensor\.gemv at .*: the accumulator of shape "
                                                 r"\(\?,\) does not fit"):
         run(bufferized(module), [x, x[0], np.zeros(5), np.array(1.0), np.array(1.0)])
+
+
+def test_a_matrix_vector_product_in_a_scan_step_chooses_loops_or_blas_at_run_time():
+    import lowering as theano
+    import lowering.tensor as T
+    xs, h0, W = T.fmatrix("xs"), T.fvector("h0"), T.fmatrix("W")
+    h, _ = theano.scan(lambda x, h_prev: T.tanh(T.dot(W, h_prev) + x), sequences=xs,
+                       outputs_info=h0)
+    text = theano.function([xs, h0, W], h).ir("loops")
+    step = text[text.index("tensor.scan"):]
+    # The loops version: one sum per row of a block, free to be regrouped (vectorized) ...
+    assert re.search(r"iter_args\((%\w+ = %\w+(, )?){4}\) -> \(f32, f32, f32, f32\)", step)
+    assert 'scalar.add %arg' in step and '{fastmath = "reassoc"}' in step
+    # ... and the BLAS call, each under its run-time condition.
+    assert "@cblas_sgemv" in step

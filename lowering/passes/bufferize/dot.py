@@ -64,23 +64,36 @@ gemm 32x32x32    32768   49 us       2.9 us      39 / 3.3 us
 
 Below about 1000 multiply-adds the generated loops win (no call, no layout checks); from there
 BLAS wins, by 2x to 17x for gemm.
+
+Inside a ``tensor.scan`` step, a matrix-vector product whose sizes are known only at run time
+is lowered both ways, each in a branch: the vectorized loops of ``bufferize.matvec`` when the
+matrix has at most ``STEP_MATVEC_LOOPS_MAX`` (65,536) elements, CBLAS otherwise. A step repeats
+its product every iteration, and at these sizes OpenBLAS's call and the hand-off to its threads
+cost more than the product (a 128-unit recurrence: see docs/performance.md).
 """
 from __future__ import annotations
 
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from lowering.dialects import scalar
 from lowering.dialects.loops import (CallOp, DimOp, FillOp, ForOp, LoadOp, StoreOp, StrideOp,
                                      TransposeViewOp, YieldOp)
 from lowering.dialects.tensor import DotOp, GemmOp, GemvOp
+from lowering.dialects.tensor.scan import ScanOp
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.builder import Builder
 from lowering.ir.core import OpResult, Value
 from lowering.ir.types import F16, F32, F64, TensorType
 
 from .core import BUFFERIZE, Lowered
+from .matvec import matvec_loops
 from .reductions import Reduce, reduce_values
+
+# The largest matrix (in elements) whose product with a vector in a loop body runs as loops
+# rather than a CBLAS call: see bufferize.matvec.
+STEP_MATVEC_LOOPS_MAX = 1 << 16
 
 CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS = 101, 111, 112
 
@@ -98,8 +111,69 @@ def _lower_dot(ctx, op):
     if rt.rank == 0 and ctx.space == "device":
         return [_lower_dot_as_sum(ctx, a, b, rt, k)]
     if _use_blas(ctx, rt.element, m, n, k):
+        if _matvec_in_step(op):
+            out = ctx.fresh(rt, _product_sizes(ctx, a, b, rt))
+            layouts = [_layouts(ctx, a), _layouts(ctx, b)]
+
+            def by_blas():
+                _when(ctx, ctx.ix.select(ctx.ix.eq(k, 0), 1, 0),
+                      lambda bb: bb.insert(FillOp.build(ctx.constant(0.0, rt.element),
+                                                        out.buffer)))
+                _blas_product(ctx, a, b, out, k, ctx.constant(1.0, rt.element),
+                              ctx.constant(0.0, rt.element), layouts)
+            _loops_when_small(ctx, a, b, out, k, lambda: None, by_blas)
+            return [out]
         return [_lower_dot_blas(ctx, op, k)]
     return [_lower_dot_loops(ctx, op.lhs, op.rhs, op.result.type, k)]
+
+
+def _matvec_in_step(op) -> bool:
+    """Whether ``op`` is a matrix-vector product, of sizes known only at run time, inside a
+    loop body (a ``tensor.scan`` step): the products ``_loops_when_small`` lowers."""
+    a, b = op.lhs, op.rhs
+    if (a.type.rank, b.type.rank) not in ((2, 1), (1, 2)):
+        return False
+    if all(s is not None for s in a.type.shape + b.type.shape):
+        return False
+    parent = op.parent_op
+    while parent is not None:
+        if isinstance(parent, ScanOp):
+            return True
+        parent = parent.parent_op
+    return False
+
+
+def _loops_when_small(ctx, a, b, out, k, finish_loops, by_blas) -> None:
+    """``out = a . b`` (a matrix and a vector) by the vectorized loops of ``bufferize.matvec``
+    followed by ``finish_loops()`` when the matrix has at most ``STEP_MATVEC_LOOPS_MAX``
+    elements, and by ``by_blas()`` otherwise; both run in a branch, building with ``ctx.b``.
+    Everything either reads from the top level (buffers, sizes) is made before the branches."""
+    ix = ctx.ix
+    for v in (a, b):
+        ctx.buffer(v)
+    rows, cols = ctx.sizes(a if a.type.rank == 2 else b)
+    small = ix.le(ix.mul(rows, cols), STEP_MATVEC_LOOPS_MAX)
+    def loops():
+        matvec_loops(ctx, ctx.b, a, b, out, k)
+        finish_loops()
+    for trips, build in ((ix.select(small, 1, 0), loops), (ix.select(small, 0, 1), by_blas)):
+        with _branch(ctx, trips):
+            build()
+
+
+@contextmanager
+def _branch(ctx, trips):
+    """Lower into a ``loops.for`` of ``trips`` (0 or 1) iterations: ``ctx.b`` builds there,
+    with arithmetic of its own (values made inside stay inside)."""
+    loop = ctx.b.insert(ForOp.build(ctx.constant(0), ctx.ix.value(trips), ctx.constant(1)))
+    saved = ctx.b, ctx.ix
+    ctx.b = Builder.at_end(loop.body.block)
+    ctx.ix = ctx.arith(ctx.b)
+    try:
+        yield
+    finally:
+        loop.body.block.append(YieldOp.build())
+        ctx.b, ctx.ix = saved
 
 
 def _use_blas(ctx, element, m, n, k) -> bool:
@@ -411,30 +485,42 @@ def _lower_scaled_product(ctx, op):
             ctx.store(bb, value, out.buffer, ivs)
         _when(ctx, once_unless_zero, lambda bb: ctx.loop_nest(out.sizes, body, builder=bb))
 
+    def finish_loops(out):
+        """``out`` holds the product: scale it and add ``beta * acc``."""
+        def scale(bb, ivs):
+            x = ctx.arith(bb)
+            value = bb.insert(LoadOp.build(out.buffer, ivs)).result
+            ctx.store(bb, x.apply(scalar.MulOp, alpha, value), out.buffer, ivs)
+
+        if _constant(alpha) != 1:
+            ctx.loop_nest(out.sizes, scale)
+        scaled_acc(out, lambda bb, ivs: bb.insert(LoadOp.build(out.buffer, ivs)).result)
+
     m, n = sizes[0], sizes[-1] if b.type.rank == 2 else 1
     if _use_blas(ctx, element, m, n, k):
         layouts = [_layouts(ctx, a), _layouts(ctx, b)]  # copies first: then the result is
         out = ctx.fresh(rt, sizes)                       # written by the last ops only
-        if beta_is_zero is True:
-            _when(ctx, ix.select(ix.eq(k, 0), 1, 0),
-                  lambda bb: bb.insert(FillOp.build(zero, out.buffer)))
-            _blas_product(ctx, a, b, out, k, alpha, zero, layouts)
-            return [out]
-        if beta_is_zero is not False:
-            _when(ctx, ix.select(beta_is_zero, 1, 0),
-                  lambda bb: bb.insert(FillOp.build(zero, out.buffer)))
-        scaled_acc(out)
-        _blas_product(ctx, a, b, out, k, alpha, ctx.constant(1.0, element), layouts)
+
+        def by_blas():
+            if beta_is_zero is True:
+                _when(ctx, ctx.ix.select(ctx.ix.eq(k, 0), 1, 0),
+                      lambda bb: bb.insert(FillOp.build(zero, out.buffer)))
+                _blas_product(ctx, a, b, out, k, alpha, zero, layouts)
+                return
+            if beta_is_zero is not False:
+                _when(ctx, ctx.ix.select(beta_is_zero, 1, 0),
+                      lambda bb: bb.insert(FillOp.build(zero, out.buffer)))
+            scaled_acc(out)
+            _blas_product(ctx, a, b, out, k, alpha, ctx.constant(1.0, element), layouts)
+
+        if _matvec_in_step(op):
+            ctx.sizes(acc)
+            _loops_when_small(ctx, a, b, out, k, lambda: finish_loops(out), by_blas)
+        else:
+            by_blas()
         return [out]
     out = _lower_dot_loops(ctx, a, b, rt, k)
-
-    def scale(bb, ivs):
-        x = ctx.arith(bb)
-        value = bb.insert(LoadOp.build(out.buffer, ivs)).result
-        ctx.store(bb, x.apply(scalar.MulOp, alpha, value), out.buffer, ivs)
-
-    ctx.loop_nest(out.sizes, scale)
-    scaled_acc(out, lambda bb, ivs: bb.insert(LoadOp.build(out.buffer, ivs)).result)
+    finish_loops(out)
     return [out]
 
 
