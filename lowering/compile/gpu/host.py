@@ -582,6 +582,29 @@ def _for(program: HostProgram, op: Operation) -> Step:
     return step
 
 
+def _while(program: HostProgram, op: Operation) -> Step:
+    """``loops.while`` on the host (a scan with ``until``): its body, launches included, runs
+    until the condition it yields is false."""
+    inits = [program._slot(v) for v in op.operands]
+    results = [program._slot(r) for r in op.results]
+    body = op.regions[0].block
+    carried = [program._slot(a) for a in body.args]
+    steps, yielded = program._compile_block(body)
+
+    def step(frame):
+        values = [frame[s] for s in inits]
+        going = True
+        while going:
+            for slot, value in zip(carried, values):
+                frame[slot] = value
+            for run in steps:
+                run(frame)
+            going, *values = [frame[s] for s in yielded]
+        for slot, value in zip(results, values):
+            frame[slot] = value
+    return step
+
+
 def _if(program: HostProgram, op: Operation) -> Step:
     condition = program._slot(op.operands[0])
     results = [program._slot(r) for r in op.results]
@@ -611,6 +634,7 @@ for _ops, _build in (
         ((loops.CopyOp,), _copy),
         ((loops.FillOp,), _fill),
         ((loops.ForOp,), _for),
+        ((loops.WhileOp,), _while),
         ((loops.IfOp,), _if),
         ((gpu.ToDeviceOp,), _transfer("to_device")),
         ((gpu.ToHostOp,), _transfer("to_host")),

@@ -45,9 +45,11 @@ from __future__ import annotations
 from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, BufferType, CallOp, CopyOp, FillOp, ForOp, IfOp,
                                      LoadOp, ParallelOp, StoreOp, YieldOp)
+from lowering.dialects.loops.control import WhileOp
 from lowering.ir.core import Block, Operation, Value
 from lowering.ir.passes import PassFailure
 
+from ..gpu.host_loops import is_host_loop
 from .core import BUFFERIZE, FunctionLowering, Lowered, result_buffer_type
 
 DEVICE_SPACE = "device"
@@ -108,7 +110,10 @@ def _accesses_device(op: Operation) -> bool:
 
 
 def _movable(op: Operation) -> bool:
-    """Whether ``op`` may run inside a kernel: loads, stores, scalar ops and loops."""
+    """Whether ``op`` may run inside a kernel: loads, stores, scalar ops and loops, but not a
+    loop the host runs around whole constructs (a scan's steps, each launching its kernels)."""
+    if isinstance(op, (ForOp, WhileOp)) and is_host_loop(op):
+        return False
     return isinstance(op, (LoadOp, StoreOp, ForOp, ParallelOp)) or op.name.startswith("scalar.")
 
 

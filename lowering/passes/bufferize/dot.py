@@ -111,7 +111,7 @@ def _lower_dot(ctx, op):
     if rt.rank == 0 and ctx.space == "device":
         return [_lower_dot_as_sum(ctx, a, b, rt, k)]
     if _use_blas(ctx, rt.element, m, n, k):
-        if _matvec_in_step(op):
+        if _matvec_in_step(op) and ctx.space == "host":
             out = ctx.fresh(rt, _product_sizes(ctx, a, b, rt))
             layouts = [_layouts(ctx, a), _layouts(ctx, b)]
 
@@ -513,7 +513,7 @@ def _lower_scaled_product(ctx, op):
             scaled_acc(out)
             _blas_product(ctx, a, b, out, k, alpha, ctx.constant(1.0, element), layouts)
 
-        if _matvec_in_step(op):
+        if _matvec_in_step(op) and ctx.space == "host":
             ctx.sizes(acc)
             _loops_when_small(ctx, a, b, out, k, lambda: finish_loops(out), by_blas)
         else:

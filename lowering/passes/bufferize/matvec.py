@@ -14,6 +14,8 @@ neither, and keep the whole step in one thread.
 - ``vector . matrix`` (``out[j] = sum_i x[i] * b[i, j]``): ``out`` is zeroed, then for each
   block of ``ROW_BLOCK`` rows of ``b`` the innermost loop walks those rows along ``j``, adding
   their ``ROW_BLOCK`` products to ``out[j]`` (contiguous, vectorized with no reassociation).
+- A matrix that is a transposed view (``W.T . v``, as backpropagation through a step has it)
+  is read as the matrix it views in the other form: ``W.T . v`` is ``v . W``.
 
 >>> ROW_BLOCK
 4
@@ -21,8 +23,10 @@ neither, and keep the whole step in one thread.
 from __future__ import annotations
 
 from lowering.dialects import scalar
-from lowering.dialects.loops import FillOp, LoadOp
+from lowering.dialects.loops import FillOp, LoadOp, TransposeViewOp
 from lowering.ir.builder import Builder
+
+from .core import Reader
 
 ROW_BLOCK = 4
 
@@ -30,23 +34,41 @@ ROW_BLOCK = 4
 def matvec_loops(ctx, b: Builder, lhs, rhs, out, k) -> None:
     """``out = lhs . rhs`` (one of them a matrix, the other a vector; ``out`` a fresh Lowered
     vector whose sizes are known) written by loops inserted with ``b``; ``k`` is the size of
-    the contraction. Readers, sizes and buffers of the operands are made here: call it where
-    the top level's values dominate ``b`` (they are made with ``ctx.b``)."""
-    if lhs.type.rank == 2:
-        _matrix_vector(ctx, b, lhs, rhs, out, k)
+    the contraction. A matrix that is a transposed view is read as the matrix it views, in the
+    other form, so that the innermost loop still walks contiguous rows. Readers of the operands
+    are made here: their buffers and sizes must exist at the top level already."""
+    zero = ctx.constant(0)
+    if lhs.type.rank == 2:  # out[i] = sum_j a[i, j] x[j]
+        matrix, read_x = lhs, ctx.reader(rhs, [0])
+    else:                   # out[j] = sum_i x[i] b[i, j]
+        matrix, read_x = rhs, ctx.reader(lhs, [0])
+    source = _transposed_source(ctx.buffer(matrix))
+    if source is None:
+        read_m = ctx.reader(matrix, [0, 1])
     else:
-        _vector_matrix(ctx, b, lhs, rhs, out, k)
+        read_m = Reader(None, source, [0, 1], zero)
+    rows_form = (lhs.type.rank == 2) == (source is None)
+    if rows_form:  # out[i] = sum_j m[i, j] x[j]
+        _rows_times_vector(ctx, b, read_m, read_x, out, k)
+    else:          # out[j] = sum_i x[i] m[i, j]
+        _vector_times_rows(ctx, b, read_x, read_m, out, k)
+
+
+def _transposed_source(buffer):
+    """The buffer a (1, 0) ``loops.transpose_view`` views, or None."""
+    owner = getattr(buffer, "op", None)
+    if isinstance(owner, TransposeViewOp) and owner.int_list("pattern") == (1, 0):
+        return owner.source
+    return None
 
 
 def _sum(b: Builder, acc, term):
     return b.insert(scalar.allow_reassociation(scalar.AddOp.build(acc, term))).result
 
 
-def _matrix_vector(ctx, b: Builder, a, x, out, k) -> None:
+def _rows_times_vector(ctx, b: Builder, read_m: Reader, read_x: Reader, out, k) -> None:
     rows = out.sizes[0]
-    read_a, read_x = ctx.reader(a, [0, 1]), ctx.reader(x, [1])
-    element = out.type.element
-    zero = ctx.constant(0, element)
+    zero = ctx.constant(0, out.type.element)
     ix = ctx.arith(b)
     blocks = ix.floordiv(rows, ROW_BLOCK)
 
@@ -56,9 +78,9 @@ def _matrix_vector(ctx, b: Builder, a, x, out, k) -> None:
 
         def step(b2, ivs, carried):
             (j,) = ivs
-            xj = read_x.load(b2, [None, j])
+            xj = read_x.load(b2, [j])
             x2 = ctx.arith(b2)
-            return [_sum(b2, acc, x2.apply(scalar.MulOp, read_a.load(b2, [row, j]), xj))
+            return [_sum(b2, acc, x2.apply(scalar.MulOp, read_m.load(b2, [row, j]), xj))
                     for acc, row in zip(carried, row_ids)]
         totals = ctx.fold(bb, [k], [zero] * count, step)
         for total, row in zip(totals, row_ids):
@@ -72,9 +94,8 @@ def _matrix_vector(ctx, b: Builder, a, x, out, k) -> None:
                   parallel=False, builder=b)
 
 
-def _vector_matrix(ctx, b: Builder, x, m, out, k) -> None:
+def _vector_times_rows(ctx, b: Builder, read_x: Reader, read_m: Reader, out, k) -> None:
     columns = out.sizes[0]
-    read_m, read_x = ctx.reader(m, [0, 1]), ctx.reader(x, [0])
     b.insert(FillOp.build(ctx.constant(0, out.type.element), out.buffer))
     ix = ctx.arith(b)
     blocks = ix.floordiv(k, ROW_BLOCK)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from lowering.dialects.gpu import ToDeviceOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, ConstantOp as BufferConstantOp, CopyOp, DimOp,
                                      ForOp, LoadOp, StoreOp, StrideOp, SubviewOp, YieldOp)
 from lowering.dialects.loops.control import WhileOp
@@ -41,7 +42,9 @@ from lowering.ir.core import PURE, Block, Operation
 from lowering.ir.passes import PassFailure
 from lowering.ir.types import I1, INDEX
 
+from ..gpu.place_on_device import op_device
 from .core import BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered
+from .device import DEVICE_SPACE, confine_to_device
 
 
 class BodyLowering(FunctionLowering):
@@ -57,6 +60,9 @@ class BodyLowering(FunctionLowering):
         self.destinations: dict = {}
         self.written_in_place: set = set()
         self.scan: Operation | None = None
+        # A scan placed on a device runs its step's ops there: kernels the host loop launches.
+        self.space = parent.space
+        self.context = op_device(parent.op) if parent.space == DEVICE_SPACE else None
 
     def constant(self, value, type=INDEX):
         return self.parent.constant(value, type)
@@ -85,13 +91,17 @@ def _is_map(op: Operation) -> bool:
     return isinstance(op, ElementwiseOp)
 
 
-def _lower_body_op(ctx: FunctionLowering, op: Operation) -> None:
-    lower = BUFFERIZE.lookup(op, PassFailure)
+def _lower_body_op(ctx: "BodyLowering", op: Operation) -> None:
+    on_device = ctx.space == DEVICE_SPACE
+    lower = (DEVICE_BUFFERIZE if on_device else BUFFERIZE).lookup(op, PassFailure)
     ctx.op = op
+    before = ctx.block.last_op
     try:
         results = lower(ctx, op)
     except AlwaysFails:
         results = [ctx.unreachable(res.type) for res in op.results]
+    if on_device:
+        results = confine_to_device(ctx, before, results, ctx.context)
     for res, lowered in zip(op.results, results):
         ctx.bind(res, lowered)
 
@@ -112,14 +122,13 @@ def _row_view(ctx: FunctionLowering, b: Builder, buffer, row, sizes, rows: int =
 def _step_value(ctx: FunctionLowering, b: Builder, type, buffer, row, sizes) -> Lowered:
     """The value of one row of ``buffer`` inside the loop: a load for rank-0 rows, a view
     otherwise."""
-    if type.rank == 0:
+    if type.rank == 0 and ctx.space != DEVICE_SPACE:
         zero = [ctx.constant(0)] * (buffer.type.rank - 1)
         return Lowered(type, scalar=b.insert(LoadOp.build(buffer, [row, *zero])).result)
-    return Lowered(type, buffer=_row_view(ctx, b, buffer, row, sizes), sizes=list(sizes))
+    return Lowered(type, buffer=_row_view(ctx, b, buffer, row, sizes), sizes=list(sizes),
+                   space=ctx.space)
 
 
-DEVICE_BUFFERIZE.unsupported(ScanOp, "the step's kernels would have to be launched from a host "
-                                     "loop, which the GPU backend does not do yet")
 
 
 @BUFFERIZE.register(ScanOp)
@@ -243,7 +252,7 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
         _store_step(body, b, value, buffer, row, sizes)
 
     if until:
-        stop = body.element(yielded[-1])
+        stop = _stop_flag(body, b, yielded[-1])
         if stop.type != I1:
             stop = bix.ne(stop, bix.cast(0, stop.type))
         following = bix.add(t, 1)
@@ -278,13 +287,22 @@ def lower_scan(ctx: FunctionLowering, op: ScanOp) -> list[Lowered]:
     return results
 
 
+def _stop_flag(body: "BodyLowering", b: Builder, value):
+    """The element of ``until``'s condition for the host loop: on a device, copied to the host
+    (the one transfer a step of a ``while`` loop makes: the host decides whether to go on)."""
+    if body.space != DEVICE_SPACE:
+        return body.element(value)
+    flag = b.insert(ToHostOp.build(body.buffer(value), body.context)).result
+    return b.insert(LoadOp.build(flag, [])).result
+
+
 def _first_output(yielded, value) -> int:
     return next(k for k, v in enumerate(yielded) if v is value)
 
 
 def _store_step(body: FunctionLowering, b: Builder, value, buffer, row, sizes) -> None:
     target_rank = buffer.type.rank - 1
-    if target_rank == 0:
+    if target_rank == 0 and body.space != DEVICE_SPACE:
         zero = []
         element = body.element(value)
         b.insert(StoreOp.build(element, buffer, [body.ix.value(row), *zero]))
@@ -309,6 +327,12 @@ def _defined_before(value, loop_block: Block) -> bool:
 _HOISTABLE = (AllocOp, DimOp, StrideOp, BufferConstantOp)
 
 
+def _is_invariant_upload(op: Operation) -> bool:
+    """A constant's copy to the device: made once before the loop, not once per step."""
+    return isinstance(op, ToDeviceOp) and isinstance(getattr(op.operands[0], "op", None),
+                                                     BufferConstantOp)
+
+
 def hoist_invariants(loop_block: Block, before: Builder) -> int:
     """Move the ops at the top of ``loop_block`` that do not depend on the iteration (pure
     scalar and view ops, sizes, allocations, all of whose operands are defined outside the
@@ -319,9 +343,10 @@ def hoist_invariants(loop_block: Block, before: Builder) -> int:
     moved = 0
     inside = set(loop_block.args)
     for op in list(loop_block.ops):
-        invariant = (not op.regions and (PURE in op.traits or isinstance(op, _HOISTABLE))
-                     and op.name.split(".")[0] in ("scalar", "loops")
-                     and not any(v in inside for v in op.operands))
+        invariant = (not op.regions and not any(v in inside for v in op.operands)
+                     and (_is_invariant_upload(op) or (
+                         (PURE in op.traits or isinstance(op, _HOISTABLE))
+                         and op.name.split(".")[0] in ("scalar", "loops"))))
         if invariant:
             op.detach()
             before.insert(op)

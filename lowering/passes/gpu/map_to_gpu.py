@@ -62,6 +62,7 @@ from lowering.dialects.builtin import FuncOp
 from lowering.dialects.gpu import LaunchOp, TerminatorOp, ToHostOp
 from lowering.dialects.loops import (AllocOp, AssertOp, CallOp, CopyOp, DeallocOp, DimOp,
                                      FillOp, ForOp, IfOp, LoadOp, ParallelOp, StoreOp)
+from lowering.dialects.loops.control import WhileOp
 from lowering.ir.attributes import StringAttr
 from lowering.ir.builder import Builder
 from lowering.ir.captures import used_from_outside
@@ -73,6 +74,7 @@ from ..buffer_analysis import SizeFacts, top_ancestor
 from ..bufferize.core import Arith
 from ..dce import eliminate_dead_code
 from .blas import map_blas_call
+from .host_loops import is_host_loop
 from .kernel import ConstantsAtTop, KernelBuilder
 from .maps import map_fill_or_copy, single_thread
 from .nests import accessed_buffers, constant_int, is_device_buffer, touches_device, touches_host
@@ -233,7 +235,7 @@ class FunctionMapper:
     def map_op(self, op: Operation) -> None:
         if not touches_device(op):
             return
-        if isinstance(op, ForOp) and is_branch(op):
+        if isinstance(op, (ForOp, WhileOp)) and is_host_loop(op):
             self.map_block(op.body.block)
             return
         if isinstance(op, IfOp):  # the host decides; each block is mapped construct by construct
@@ -317,21 +319,6 @@ def _position(op: Operation) -> int:
         op = op.prev_op
         count += 1
     return count
-
-
-def is_branch(op: ForOp) -> bool:
-    """Whether a ``loops.for`` only decides whether (or how often) host-level work runs: no
-    carried values, and its body holds whole constructs (fills, copies, calls, parallel
-    loops, allocations, checks, other branches) rather than element accesses of its own."""
-    if op.inits:
-        return False
-    for inner in op.body.block.ops:
-        if isinstance(inner, (FillOp, CopyOp, CallOp, ParallelOp, AllocOp, DeallocOp,
-                              AssertOp)):
-            return True
-        if isinstance(inner, ForOp) and is_branch(inner):
-            return True
-    return False
 
 
 def check_memory_spaces(func: FuncOp) -> None:
