@@ -3,7 +3,10 @@
 The backward scan runs the forward steps in reverse (``t = n-1 .. 0``, or only the last
 ``truncate_gradient`` of them). Each of its steps recomputes forward step ``t`` from the rows it
 read (the sequences and the earlier steps of the fed-back outputs, passed reversed as the
-backward scan's sequences) and applies the body's own gradient rules to it, given
+backward scan's sequences) and applies the body's own gradient rules to it; the fed-back
+outputs themselves are read from their histories (rows the forward steps wrote), so what is
+recomputed is only what their gradients need besides (often nothing: the gradient of
+``tanh(W h + x)`` needs ``tanh``'s result and ``h``). The gradient rules are applied given
 
 - the gradient flowing into the step's outputs: the outer gradient of row ``t`` plus what later
   steps sent back through the taps that read it;
@@ -141,6 +144,16 @@ def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
     for k in with_grad:
         back_seqs.append(_rows(grads_out[k], step=-1))
         back_taps.append([0])
+    # The outputs the forward steps computed, read back rather than recomputed: the rows of
+    # the fed-back outputs' histories (kept whole already, since the backward steps read them).
+    forward_yield = op.body.block.last_op.operands
+    stored = [k for k in layout.fed_back
+              if getattr(forward_yield[k], "op", None) is not None
+              and forward_yield[k].op.parent is op.body.block
+              and state_type(op.results[k].type) == forward_yield[k].type]
+    for k in stored:
+        back_seqs.append(_rows(_rows(op.results[k], stop=n), step=-1))
+        back_taps.append([0])
 
     # Backward carried values: a window of gradients per fed-back float output, the sums of
     # the float non-sequences' gradients.
@@ -156,7 +169,7 @@ def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
         back_inits.append(_pad_row(zeros_like(non_seqs[i])))
 
     block = _backward_body(op, [v.type for v in back_seqs], back_taps, back_inits, non_seqs,
-                           windows, single, summed, with_grad)
+                           windows, single, summed, with_grad, stored)
     num_seq_rows = sum(len(t) for t in layout.sequence_taps)
     output_taps = [[] for _ in range(num_seq_rows)] + [[-1]] * (len(windows) + len(summed))
     backward = ScanOp.build([steps, *back_seqs, *back_inits, *non_seqs], back_taps, output_taps,
@@ -214,8 +227,10 @@ def _scan_grad(op: ScanOp, output_grads) -> list[Value | None]:
 
 
 def _backward_body(op: ScanOp, seq_types, back_taps, back_inits, non_seqs, windows, single,
-                   summed, with_grad) -> Block:
-    """The backward step: the forward step recomputed, then its gradient."""
+                   summed, with_grad, stored) -> Block:
+    """The backward step: the forward step recomputed, then its gradient; the outputs
+    ``stored`` (their rows are sequences of the backward scan) are then read from those rows
+    instead, so that only what their gradients need of the forward step remains."""
     layout = op.layout
     forward = op.body.block
     types = []
@@ -229,6 +244,7 @@ def _backward_body(op: ScanOp, seq_types, back_taps, back_inits, non_seqs, windo
     seq_rows = [next(args) for _ in range(num_seq_rows)]
     state_rows = {k: [next(args) for _ in layout.output_taps[k]] for k in layout.fed_back}
     outer_grads = {k: next(args) for k in with_grad}
+    stored_rows = {k: next(args) for k in stored}
     window_args = {k: next(args) for k in windows}
     sum_args = [next(args) for _ in summed]
     non_seq_args = list(args)
@@ -285,6 +301,10 @@ def _backward_body(op: ScanOp, seq_types, back_taps, back_inits, non_seqs, windo
     for inner in _detached_ops(outputs):
         block.append(inner)
     block.append(ScanYieldOp.create(outputs))
+    # The gradient ops use the recomputed outputs (tanh's rule reads tanh's result): the
+    # forward's own rows, equal to them, leave the recomputation dead.
+    for k, row in stored_rows.items():
+        yielded[k].replace_all_uses_with(row)
     return block
 
 
