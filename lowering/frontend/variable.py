@@ -45,7 +45,16 @@ def wrap(value: Value) -> "TensorVariable":
         return var
     if isinstance(value, OpResult) and isinstance(value.op, ConstantOp):
         return TensorConstant(value)
+    for view in LEAF_VIEWS:
+        var = view(value)
+        if var is not None:
+            return var
     return TensorVariable(value)
+
+
+# Leaves with a variable class of their own (shared variables): each function returns the
+# variable of a value it knows, else None. Modules defining such classes append theirs.
+LEAF_VIEWS: list = []
 
 
 def new_input(type: TensorType, name: str | None = None) -> "TensorVariable":
@@ -96,7 +105,20 @@ def _comparison(result: "TensorVariable") -> "TensorVariable":
     return result
 
 
-class TensorVariable:
+class Variable:
+    """Theano's ``gof.Variable``: the base class of every symbolic variable, so that libraries'
+    ``isinstance(x, theano.Variable)`` checks hold (``TensorVariable`` is the one kind here)."""
+
+    __slots__ = ()
+
+
+class Constant(Variable):
+    """Theano's ``gof.Constant``: the base class of constants (``TensorConstant``)."""
+
+    __slots__ = ()
+
+
+class TensorVariable(Variable):
     """A symbolic tensor: NumPy-style operators, methods and indexing build tensor-dialect ops."""
 
     # NumPy must hand ``ndarray + variable`` to our reflected operators, not loop over elements.
@@ -366,7 +388,7 @@ class TensorVariable:
         return fn(*[inputs_to_values[v] for v in inputs])
 
 
-class TensorConstant(TensorVariable):
+class TensorConstant(TensorVariable, Constant):
     """A constant: the result of a ``tensor.constant`` op. ``data`` is its array.
 
     >>> from lowering.frontend.constructors import constant
