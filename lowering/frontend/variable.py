@@ -107,15 +107,27 @@ def _comparison(result: "TensorVariable") -> "TensorVariable":
 
 class Variable:
     """Theano's ``gof.Variable``: the base class of every symbolic variable, so that libraries'
-    ``isinstance(x, theano.Variable)`` checks hold (``TensorVariable`` is the one kind here)."""
+    ``isinstance(x, theano.Variable)`` checks hold (``TensorVariable`` is the one kind graphs
+    are built of).
 
-    __slots__ = ()
+    Made directly, as Theano allows (``Variable(type, owner=None, index=None, name=None)``), it
+    is a placeholder holding those four fields: libraries pass one through their own code, but
+    no op accepts it.
+
+    >>> v = Variable("my type", name="v")
+    >>> v.type, v.owner, v.name
+    ('my type', None, 'v')
+    """
+
+    def __init__(self, type, owner=None, index=None, name=None):
+        self.type, self.owner, self.index, self.name = type, owner, index, name
+
+    def __repr__(self):
+        return self.name if self.name is not None else f"<Variable of {self.type!r}>"
 
 
 class Constant(Variable):
     """Theano's ``gof.Constant``: the base class of constants (``TensorConstant``)."""
-
-    __slots__ = ()
 
 
 class TensorVariable(Variable):

@@ -194,3 +194,10 @@ def test_a_library_style_program_trains_through_the_graph_api(mode):
     assert after < before * 0.5
     # the cloned graph reads the same parameters, so it sees what training changed
     np.testing.assert_allclose(after, theano.function([x, t], loss, mode=mode)(data, target))
+
+
+def test_a_variable_made_directly_is_a_placeholder_ops_refuse():
+    v = theano.Variable("my type", name="v")
+    assert isinstance(v, theano.gof.Variable) and v.owner is None and v.type == "my type"
+    with pytest.raises(TypeError, match="Variable made directly"):
+        T.exp(v)
