@@ -76,9 +76,8 @@ def ancestors(variable_list, blockers=None) -> list:
 
 def inputs(variable_list, blockers=None) -> list:
     """The variables without an owner (inputs, shared variables, constants) the variables
-    depend on, in Theano's order; ``blockers`` count as inputs."""
-    blocked = set(_as_list(blockers or ()))
-    return [v for v in ancestors(variable_list, blocked) if v.owner is None or v in blocked]
+    depend on, in Theano's order; the walk does not go past ``blockers``."""
+    return [v for v in ancestors(variable_list, blockers) if v.owner is None]
 
 
 def io_toposort(inputs, outputs, orderings=None, clients=None) -> list:
