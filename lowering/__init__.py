@@ -28,7 +28,7 @@ from . import printing, sandbox  # noqa: F401
 from . import gradient  # noqa: F401
 from .printing import debugprint, pp  # noqa: F401
 from . import ifelse  # noqa: F401,E402  (theano.ifelse.ifelse)
-from .frontend import scalar_names as scalar  # noqa: F401,E402  (theano.scalar.upcast)
+from . import scalar  # noqa: F401,E402  (theano.scalar.upcast)
 
 __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode", "shared",
            "SharedVariable", "grad", "tensor", "printing", "sandbox", "pp", "debugprint", "Op",
@@ -36,3 +36,16 @@ __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode"
 from .frontend.scan import foldl, foldr, map, reduce, scan  # noqa: F401,E402,A004
 from . import scan_module  # noqa: F401,E402
 __all__ += ["scan", "scan_module", "map", "reduce", "foldl", "foldr"]
+
+# Theano's graph classes and module paths: theano.Variable, theano.gof.graph, theano.clone,
+# theano.compile.function_module and sharedvalue, theano.gpuarray's probes. A Theano name or
+# module missing here says so (lowering.unsupported).
+from .frontend.variable import Constant, Variable  # noqa: F401,E402
+from .frontend.clone import clone_replace as clone  # noqa: F401,E402
+from . import gof, gpuarray  # noqa: F401,E402
+from .compile import function_module, sharedvalue  # noqa: F401,E402
+from .unsupported import install_import_errors, mirror_getattr  # noqa: E402
+
+__all__ += ["Variable", "Constant", "clone", "gof"]
+install_import_errors()
+__getattr__ = mirror_getattr(__name__)

@@ -15,3 +15,10 @@ from .pipeline import (Mode, StageUnavailableError, get_mode, register_executor,
                        register_stage)
 from .shared_storage import SharedContainer, bind_shared, shared_container  # noqa: F401
 from .values import InputTypeError, filter_value  # noqa: F401
+
+# theano.compile's names defined by the front end, a layer above: its modules
+# compile.sharedvalue and compile.function_module (top layer, loaded by ``import lowering``)
+# hold them.
+from lowering.unsupported import mirror_getattr  # noqa: E402
+
+__getattr__ = mirror_getattr(__name__, {"SharedVariable": "sharedvalue", "shared": "sharedvalue"})

@@ -21,7 +21,7 @@ from lowering.config import config
 from lowering.dialects.tensor import ConstantOp
 
 from .types import TensorType, canonical_dtype
-from .variable import TensorConstant, TensorVariable, new_input, wrap
+from .variable import TensorConstant, TensorVariable, Variable, new_input, wrap
 
 # Broadcastable patterns of the named ranks.
 PATTERNS = {
@@ -147,6 +147,9 @@ def as_array(x, dtype=None) -> np.ndarray:
     if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
         # (numpy.float64 is a Python float, but NumPy scalars keep their own dtype)
         return np.asarray(x, dtype=python_scalar_dtype(x))
+    if isinstance(x, Variable):
+        raise TypeError(f"{x!r} is a Variable made directly (Variable(type)), of type "
+                        f"{x.type!r}: ops take tensor variables (T.matrix(), shared(), ...)")
     arr = np.asarray(x)
     if arr.dtype == object:
         raise TypeError(f"cannot make a tensor constant from {type(x).__name__} data ({x!r}); "

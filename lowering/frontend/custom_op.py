@@ -46,6 +46,7 @@ from lowering.dialects.tensor.custom import (CustomOp, custom_implementation, re
 from lowering.ir.core import IRError, OpResult
 
 from .errors import GraphBuildError
+from .theano_ops import Apply as _NodeView
 from .variable import _VARIABLES, TensorVariable, wrap
 
 __all__ = ["Op", "Apply", "MethodNotDefined", "custom_op_of"]
@@ -140,7 +141,7 @@ class Op:
     __repr__ = __str__
 
 
-class Apply:
+class Apply(_NodeView):
     """A node: ``op`` applied to ``inputs`` giving ``outputs`` (Theano's ``theano.Apply``).
 
     ``inputs`` are symbolic variables; ``outputs`` are new variables (``x.type()``), which become

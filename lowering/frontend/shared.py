@@ -24,14 +24,14 @@ import numpy as np
 
 from lowering.compile.gpu.arrays import is_device_array, to_host_array
 from lowering.compile.graph_to_module import check_update_type
-from lowering.compile.shared_storage import SharedContainer, bind_shared
+from lowering.compile.shared_storage import SharedContainer, bind_shared, shared_container
 from lowering.ir.core import Block
 from lowering.ir.types import TensorType as IRTensorType
 from lowering.ir.types import scalar_type_of
 
 from .device_shared import DeviceSharedContainer, HostSharedContainer, placement
 from .gpu import device_copy
-from .variable import TensorVariable
+from .variable import LEAF_VIEWS, TensorVariable
 
 
 class SharedVariable(TensorVariable):
@@ -86,6 +86,21 @@ class SharedVariable(TensorVariable):
         check_update_type(self.value, update.value, str(self))
         self._default_update = update
         self.container.default_update = update.value
+
+
+def _shared_leaf_variable(value) -> SharedVariable | None:
+    """The variable of a shared leaf whose ``SharedVariable`` is gone (a leaf of a graph copied
+    by ``theano.clone``): a new one on the same leaf and storage."""
+    container = shared_container(value)
+    if container is None:
+        return None
+    variable = SharedVariable.__new__(SharedVariable)
+    TensorVariable.__init__(variable, value)
+    variable.container = container
+    return variable
+
+
+LEAF_VIEWS.append(_shared_leaf_variable)
 
 
 def _restore_shared_variable(container: SharedContainer, name: str | None) -> SharedVariable:

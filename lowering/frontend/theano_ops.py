@@ -575,11 +575,26 @@ class Apply:
 
     __slots__ = ("op", "inputs", "outputs", "operation")
 
+    def __new__(cls, op, inputs, outputs, operation: Operation | None = None):
+        if cls is Apply and operation is None:
+            # Theano's ``gof.Apply(op, inputs, outputs)`` in a ``make_node``: an op written in
+            # Python, whose node class builds its IR op.
+            from .custom_op import Apply as PythonApply
+            return object.__new__(PythonApply)
+        return object.__new__(cls)
+
     def __init__(self, op: Op, inputs: list, outputs: list, operation: Operation):
         self.op = op
         self.inputs = inputs
         self.outputs = outputs
         self.operation = operation
+
+    # ``x.owner`` makes a new node each time; nodes of one IR op are the same node.
+    def __eq__(self, other):
+        return isinstance(other, Apply) and other.operation is self.operation
+
+    def __hash__(self):
+        return hash(id(self.operation))
 
     def __str__(self):
         return f"{self.op}({', '.join(map(str, self.inputs))})"

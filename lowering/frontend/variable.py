@@ -45,7 +45,16 @@ def wrap(value: Value) -> "TensorVariable":
         return var
     if isinstance(value, OpResult) and isinstance(value.op, ConstantOp):
         return TensorConstant(value)
+    for view in LEAF_VIEWS:
+        var = view(value)
+        if var is not None:
+            return var
     return TensorVariable(value)
+
+
+# Leaves with a variable class of their own (shared variables): each function returns the
+# variable of a value it knows, else None. Modules defining such classes append theirs.
+LEAF_VIEWS: list = []
 
 
 def new_input(type: TensorType, name: str | None = None) -> "TensorVariable":
@@ -96,7 +105,32 @@ def _comparison(result: "TensorVariable") -> "TensorVariable":
     return result
 
 
-class TensorVariable:
+class Variable:
+    """Theano's ``gof.Variable``: the base class of every symbolic variable, so that libraries'
+    ``isinstance(x, theano.Variable)`` checks hold (``TensorVariable`` is the one kind graphs
+    are built of).
+
+    Made directly, as Theano allows (``Variable(type, owner=None, index=None, name=None)``), it
+    is a placeholder holding those four fields: libraries pass one through their own code, but
+    no op accepts it.
+
+    >>> v = Variable("my type", name="v")
+    >>> v.type, v.owner, v.name
+    ('my type', None, 'v')
+    """
+
+    def __init__(self, type, owner=None, index=None, name=None):
+        self.type, self.owner, self.index, self.name = type, owner, index, name
+
+    def __repr__(self):
+        return self.name if self.name is not None else f"<Variable of {self.type!r}>"
+
+
+class Constant(Variable):
+    """Theano's ``gof.Constant``: the base class of constants (``TensorConstant``)."""
+
+
+class TensorVariable(Variable):
     """A symbolic tensor: NumPy-style operators, methods and indexing build tensor-dialect ops."""
 
     # NumPy must hand ``ndarray + variable`` to our reflected operators, not loop over elements.
@@ -366,7 +400,7 @@ class TensorVariable:
         return fn(*[inputs_to_values[v] for v in inputs])
 
 
-class TensorConstant(TensorVariable):
+class TensorConstant(TensorVariable, Constant):
     """A constant: the result of a ``tensor.constant`` op. ``data`` is its array.
 
     >>> from lowering.frontend.constructors import constant

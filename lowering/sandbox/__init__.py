@@ -6,3 +6,6 @@ arrays; they need ``device=cuda`` and a usable GPU and say so when either is mis
 """
 from . import cuda, gpuarray  # noqa: F401
 from . import rng_mrg  # noqa: F401
+from lowering.unsupported import mirror_getattr  # noqa: E402
+
+__getattr__ = mirror_getattr(__name__)

@@ -4,16 +4,15 @@ Constructors (``scalar, vector, matrix, row, col, tensor3, tensor4`` and their d
 plural forms: ``fmatrix``, ``ivector``, ``lscalar``, ``dmatrices``, ...), constants, elementwise
 math, reductions, shape functions, indexing updates, ``dot``, ``grad``, ``T.nnet``, and Theano's op
 classes for inspecting compiled graphs (``T.Elemwise``, ...). Everything is defined in
-``lowering.frontend``; this module only gathers the names.
+``lowering.frontend``; this package only gathers the names. Its submodules are Theano's module
+paths (``lowering.tensor.nnet.conv`` is ``theano.tensor.nnet.conv``, ...); a name or submodule
+Theano has and this package lacks says so (``lowering.unsupported``).
 
 >>> import lowering.tensor as T
 >>> x = T.fmatrix("x")
 >>> T.nnet.sigmoid(T.dot(x, T.fvector())).dtype
 'float32'
 """
-import sys as _sys
-
-from lowering.frontend import nnet  # noqa: F401
 from lowering.frontend.constructors import *  # noqa: F401,F403 - scalar, fmatrix, dvectors, ...
 from lowering.frontend.constructors import (as_tensor, as_tensor_variable, constant,  # noqa: F401
                                             tensor)
@@ -50,25 +49,16 @@ from lowering.frontend.theano_ops import (ARange, Alloc, AdvancedIncSubtensor,  
                                           Reshape, Shape, Shape_i, Softmax, Subtensor, Sum)
 from lowering.frontend.types import TensorType  # noqa: F401
 from lowering.frontend.variable import TensorConstant, TensorVariable  # noqa: F401
+from lowering.frontend.variable import Constant, Variable  # noqa: F401  (isinstance checks)
 
-# ``from lowering.tensor.nnet import sigmoid`` works as it does for theano.tensor.nnet.
-_sys.modules[__name__ + ".nnet"] = nnet
-
-# ``from lowering.tensor.shared_randomstreams import RandomStreams``, as in Theano.
-from lowering.frontend import random_streams as shared_randomstreams  # noqa: E402
-_sys.modules[__name__ + ".shared_randomstreams"] = shared_randomstreams
-
-# More of theano.tensor's names: index grids, padding and stacking helpers, batched products,
-# x log x.
-from lowering.frontend import xlogx  # noqa: F401,E402
+# More of theano.tensor's names: index grids, padding and stacking helpers, batched products.
 from lowering.frontend.batched import batched_dot  # noqa: F401,E402
 from lowering.frontend.grids import mgrid, ogrid  # noqa: F401,E402
 from lowering.frontend.shape_extras import shape_padaxis, specify_shape, stacklists  # noqa: F401,E402
 
-_sys.modules[__name__ + ".xlogx"] = xlogx
+# Theano's submodules of theano.tensor, each a module of this package.
+from . import (basic, elemwise, extra_ops, nnet, shared_randomstreams, signal,  # noqa: F401,E402
+               type, var, xlogx)
+from lowering.unsupported import mirror_getattr  # noqa: E402
 
-# ``T.nnet.conv`` and ``T.signal.pool`` as modules too (``import lowering.tensor.signal.pool``).
-from lowering.frontend import signal  # noqa: E402,F401
-_sys.modules[__name__ + ".nnet.conv"] = nnet.conv
-_sys.modules[__name__ + ".signal"] = signal
-_sys.modules[__name__ + ".signal.pool"] = signal.pool
+__getattr__ = mirror_getattr(__name__)
