@@ -30,11 +30,11 @@ cost)``), and the driver sets each parameter to the shards' mean weighted by the
 >>> cost = ((T.dot(x, w) - y) ** 2).mean()
 >>> gw = T.grad(cost, w)
 >>> with Client(processes=False, n_workers=1, threads_per_worker=2,
-...             dashboard_address=None) as client:
+...             dashboard_address=":0") as client:
 ...     trainer = DataParallel([x, y], cost, [w], [gw], {w: w - 0.1 * gw}, client)
-...     trainer.fit((np.eye(2), np.array([1.0, 2.0])), steps=200, shards=2)
->>> np.round(w.get_value(), 3).tolist()
-[1.0, 2.0]
+...     losses = trainer.fit((np.eye(2), np.array([1.0, 2.0])), steps=200, shards=2)
+>>> losses[0], np.round(w.get_value(), 3).tolist()
+(2.5, [1.0, 2.0])
 """
 from __future__ import annotations
 
@@ -77,12 +77,14 @@ class DataParallel:
         self._shard_step = ShippedFunction(function(
             list(inputs) + param_inputs, shard_outputs, givens=as_inputs,
             name=f"{name} shard", on_unused_input="ignore"))
-        grad_inputs = [g.type() for g in grads]
-        self._apply = function(grad_inputs, [], updates=updates,
-                               givens=dict(zip(grads, grad_inputs)), name=f"{name} update",
-                               on_unused_input="ignore")
-        self._shards = []
-        self._sizes = []
+        self._apply = None
+        if local_steps is None:
+            grad_inputs = [g.type() for g in grads]
+            self._apply = function(grad_inputs, [], updates=updates,
+                                   givens=dict(zip(grads, grad_inputs)), name=f"{name} update",
+                                   on_unused_input="ignore")
+        self.shards: list = []  # futures of the shards' data, on the workers
+        self.sizes: list[int] = []  # samples per shard
 
     def scatter(self, data, shards: int | None = None) -> None:
         """Split ``data`` (one array per input: NumPy or Dask arrays) into ``shards`` parts
@@ -96,27 +98,27 @@ class DataParallel:
         bounds = np.linspace(0, n, shards + 1).astype(int)
         parts = [tuple(d[lo:hi] for d in data) for lo, hi in zip(bounds[:-1], bounds[1:])]
         if any(isinstance(d, da.Array) for d in data):
-            self._shards = self.client.compute([dask.delayed(tuple)(list(p)) for p in parts])
+            self.shards = self.client.compute([dask.delayed(tuple)(list(p)) for p in parts])
         else:
-            self._shards = self.client.scatter(parts)
-        self._sizes = [int(hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:])]
+            self.shards = self.client.scatter(parts)
+        self.sizes = [int(hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
     def step(self) -> float:
         """One round: a gradient step (or ``local_steps`` steps on every shard and an
         average); the whole dataset's cost at the parameters the round started from."""
-        if not self._shards:
+        if not self.shards:
             raise RuntimeError("no data on the workers: call scatter() or fit() first")
         values = [p.get_value(borrow=True) for p in self.params]
         submit = self.client.submit
         if self.local_steps is None:
             parts = [submit(_shard_gradient, self._shard_step, shard, size, values, pure=False)
-                     for shard, size in zip(self._shards, self._sizes)]
+                     for shard, size in zip(self.shards, self.sizes)]
         else:
             parts = [submit(_shard_local_steps, self._shard_step, shard, size, values,
                             self.local_steps, pure=False)
-                     for shard, size in zip(self._shards, self._sizes)]
+                     for shard, size in zip(self.shards, self.sizes)]
         total = _tree_sum(self.client, parts).result()
-        count = sum(self._sizes)
+        count = sum(self.sizes)
         mean = [t / count for t in total[1:]]
         if self.local_steps is None:
             self._apply(*mean)
