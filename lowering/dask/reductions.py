@@ -61,7 +61,8 @@ def reduce(function, *arrays, kind: str = "sum", axis=None, keepdims: bool = Fal
     combine = functools.partial(_combine, _KINDS[kind][1])
     dtype, aggregate = partials.dtype, combine
     if kind == "mean":
-        dtype = np.result_type(dtype, np.float16)  # NumPy's: integers give float64
+        if not np.issubdtype(dtype, np.inexact):
+            dtype = np.dtype(np.float64)  # NumPy's mean of integers
         aggregate = functools.partial(_mean, math.prod(mapped.shape[a] for a in axes), dtype)
     rank = mapped.ndim if keepdims else mapped.ndim - len(axes)
     return da.reduction(partials, _already_reduced, aggregate, axis=axes, keepdims=keepdims,
