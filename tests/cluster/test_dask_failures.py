@@ -43,3 +43,4 @@ def test_a_killed_worker_is_replaced_and_its_task_retried(client, tmp_path):
     result = ldask.map_blocks(f, source).compute()
     assert os.path.exists(marker)
     np.testing.assert_allclose(result, np.tanh(np.arange(40.0)) * 3)
+    client.wait_for_workers(2, timeout=120)  # the nanny's new worker, for the tests after this

@@ -69,6 +69,7 @@ def one_process():
 def test_two_workers_reach_the_loss_of_one_process(client, one_process):
     data, w0 = seed_data()
     x, y, w, b, cost, gw, gb, updates = logistic_regression(w0)
+    client.wait_for_workers(2, timeout=120)  # one may still be restarting after a kill
     trainer = DataParallel([x, y], cost, [w, b], [gw, gb], updates, client)
     history = trainer.fit(data, steps=STEPS)
     assert trainer.sizes == [200, 200]
