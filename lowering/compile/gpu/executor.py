@@ -44,6 +44,8 @@ from .build import compile_for_gpu, place, program_context
 from .call_protocol import NORMALIZE_CODE
 from .device import Device, device_for
 from .host import HostProgram
+from .interop import exports_device_memory, import_device_array
+from ..values import host_view
 from .profile_plan import GpuProfilePlan
 from ..pipeline import register_executor
 
@@ -150,7 +152,8 @@ class GpuExecutor:
                             error_code=exc.error_code) from None
         # Device results read with numpy.asarray, as Theano's GPU arrays (seed 002's handle to
         # device data); updated values go back to their shared variables as they are.
-        results = [numpy_readable(r) for r in results]
+        context = getattr(self.device, "cuda", None)
+        results = [numpy_readable(r, context) for r in results]
         for r, a in self._updates:
             results.insert(r, args[a])
         return results
@@ -175,15 +178,33 @@ class GpuExecutor:
         if len(values) != len(arguments):
             raise TypeError(f"the compiled function takes {len(arguments)} arguments, got "
                             f"{len(values)}")
+        values = [value if type(value) is np.ndarray else self._imported(argument, value)
+                  for argument, value in zip(arguments, values)]
         for argument, value in zip(arguments, values):
             if _needs_checks(argument, value):
                 return None
         return [self._fit(argument, value) for argument, value in zip(arguments, values)]
 
+    def _imported(self, argument: _Argument, value):
+        """Another library's array as ours, without a copy (``gpu.interop``): device memory
+        as a ``GPUArray`` of this device's context, host memory as an ndarray."""
+        if self.device.owns(value) or not exports_device_memory(value):
+            return host_view(value)
+        context = getattr(self.device, "cuda", None)
+        if context is None:
+            raise TypeError(f"argument '{argument.name}': {type(value).__name__} is GPU memory "
+                            f"of another library, which the simulated device "
+                            f"(gpuarray.simulate=True) cannot read; run on a GPU")
+        return import_device_array(value, context, f"argument '{argument.name}'")
+
     def _fit(self, argument: _Argument, value):
         """``value`` (a device array, or a host array of the argument's dtype and rank) as the
         argument needs it: see the module docstring."""
         device = self.device
+        if argument.written and getattr(value, "_lowering_readonly", False):
+            raise ValueError(f"argument '{argument.name}': the device array is read-only "
+                             f"(its __cuda_array_interface__ says so) and the function "
+                             f"writes it")
         if argument.on_device:
             if device.owns(value):
                 _check_array(argument, value)

@@ -631,6 +631,7 @@ class Function:
         except ValueError as exc:
             raise LogicError(f"cuLaunchKernel failed: invalid argument ({self.name}: {exc})")
         LOG.append(("launch", self.name, grid, block))
+        LOG.append(("params", self.name, tuple(params)))  # device pointers among them
         if self._module._source is None:
             raise LogicError(f"the stand-in cannot run {self.name}: its PTX was not translated "
                              f"by lowering while the stand-in was installed")
