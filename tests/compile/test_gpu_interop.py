@@ -10,24 +10,9 @@ import pytest
 
 import lowering as theano
 import lowering.tensor as T
-from cuda_standin import install
 from cuda_standin.foreign import CudaInterfaceArray, DLPackArray
 from lowering.compile.gpu import dlpack
 from lowering.config import config
-
-
-@pytest.fixture
-def standin():
-    with install() as standin, config.change_flags(device="cuda", print_active_device=False):
-        yield standin
-
-
-@pytest.fixture
-def cuda(standin):
-    from lowering.compile.gpu.device import device_for
-    device = device_for("cuda")
-    device.counters.reset()
-    return device
 
 
 def double_on_device():

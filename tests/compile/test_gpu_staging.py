@@ -8,20 +8,6 @@ import pytest
 
 import lowering as theano
 import lowering.tensor as T
-from cuda_standin import install
-from lowering.config import config
-
-
-@pytest.fixture
-def standin():
-    with install() as standin, config.change_flags(device="cuda", print_active_device=False):
-        yield standin
-
-
-@pytest.fixture
-def cuda(standin):
-    from lowering.compile.gpu.device import device_for
-    return device_for("cuda")
 
 
 def test_async_copies_need_page_locked_memory_and_a_stream(standin):

@@ -1,0 +1,21 @@
+"""Fixtures of the tests that run the CUDA path on the strict driver stand-in
+(``tests/cuda_standin``): ``standin`` installs it with ``device=cuda``, ``cuda`` is the
+``CudaDevice`` of the default context on it, its counters reset."""
+import pytest
+
+from cuda_standin import install
+from lowering.config import config
+
+
+@pytest.fixture
+def standin():
+    with install() as standin, config.change_flags(device="cuda", print_active_device=False):
+        yield standin
+
+
+@pytest.fixture
+def cuda(standin):
+    from lowering.compile.gpu.device import device_for
+    device = device_for("cuda")
+    device.counters.reset()
+    return device
