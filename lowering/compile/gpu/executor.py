@@ -13,9 +13,11 @@ when the ``device`` flag asks for a GPU. Building one (once per ``Function``):
 A call (``raw_call(*arguments)``, what ``Function`` calls directly) takes NumPy arrays or device
 arrays (``GPUArray``, ``SimulatedGpuArray``) for every argument: a host array given where the
 function wants device memory is copied to the device, a device array given where it wants host
-memory is copied back, each counted by the device as a transfer. Results the function keeps on
-the device (``result_devices``: ``x.transfer(None)``, ``Out(x, borrow=True)``, updates of
-resident shared variables) are device arrays; the others are fresh NumPy arrays. Shared
+memory is copied back, each counted by the device as a transfer. Other libraries' arrays
+(``__cuda_array_interface__``, DLPack, ``__array_interface__``) are taken as ours without a
+copy (``gpu.interop``). Results the function keeps on the device (``result_devices``:
+``x.transfer(None)``, ``Out(x, borrow=True)``, updates of resident shared variables) are
+device arrays, which export those protocols; the others are fresh NumPy arrays. Shared
 variables updated in place are written in their own device memory, and that array is returned as
 their new value. A failed check raises what the CPU backend raises (a ``ValueError`` or
 ``IndexError`` naming the op and the user's line, then the arguments' shapes).
@@ -188,7 +190,9 @@ class GpuExecutor:
     def _imported(self, argument: _Argument, value):
         """Another library's array as ours, without a copy (``gpu.interop``): device memory
         as a ``GPUArray`` of this device's context, host memory as an ndarray."""
-        if self.device.owns(value) or not exports_device_memory(value):
+        if self.device.owns(value):
+            return value
+        if not exports_device_memory(value):
             return host_view(value)
         context = getattr(self.device, "cuda", None)
         if context is None:
