@@ -1,6 +1,7 @@
-"""Fixtures of the tests that run the CUDA path on the strict driver stand-in
-(``tests/cuda_standin``): ``standin`` installs it with ``device=cuda``, ``cuda`` is the
-``CudaDevice`` of the default context on it, its counters reset."""
+"""Fixtures of the tests that run the CUDA path on the strict driver stand-in (a pytest plugin
+the suite's ``conftest.py`` loads): ``standin`` installs it with ``device=cuda``, ``cuda`` is
+the ``CudaDevice`` of the default context on it, its counters reset. A test module's own
+fixture of the same name wins."""
 import pytest
 
 from cuda_standin import install
