@@ -131,7 +131,11 @@ def test_a_read_only_foreign_array_is_read_but_not_written(cuda):
         executor._fit(written, import_device_array(readonly, cuda.cuda))
 
 
-@pytest.mark.parametrize("wrap", ["interface", "dlpack"])
+def _no_cuda_memory(self):
+    raise AttributeError("a CPU tensor has no __cuda_array_interface__")  # as PyTorch's
+
+
+@pytest.mark.parametrize("wrap", ["interface", "dlpack", "cpu tensor"])
 def test_host_inputs_may_be_any_array_interface_or_cpu_dlpack_object(standin, wrap):
     data = np.linspace(0, 1, 6, dtype=np.float32)
 
@@ -139,6 +143,9 @@ def test_host_inputs_may_be_any_array_interface_or_cpu_dlpack_object(standin, wr
         if wrap == "interface":
             __array_interface__ = property(lambda self: data.__array_interface__)
         else:
+            if wrap == "cpu tensor":  # the property exists on the class, and raises
+                __cuda_array_interface__ = property(_no_cuda_memory)
+
             def __dlpack__(self, **kw):
                 return data.__dlpack__(**kw)
 

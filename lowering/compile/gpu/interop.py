@@ -51,7 +51,11 @@ def exports_device_memory(value) -> bool:
         return False
     kind = type(value)
     if hasattr(kind, "__cuda_array_interface__"):
-        return True
+        try:
+            value.__cuda_array_interface__
+            return True
+        except Exception:  # noqa: BLE001 - a CPU tensor's property (PyTorch) raises
+            pass
     if hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
         try:
             return value.__dlpack_device__()[0] in CUDA_DEVICES
@@ -67,9 +71,17 @@ def import_device_array(value, context, name: str = "argument"):
     """A ``GPUArray`` over the memory of the foreign device array ``value`` (see the module
     docstring), in the ``CudaContext`` ``context``; a TypeError or ValueError naming ``name``
     says why it cannot be used. The array keeps ``value`` (and a DLPack tensor) alive."""
-    if hasattr(type(value), "__cuda_array_interface__"):
-        return _from_interface(value, context, name)
-    return _from_dlpack(value, context, name)
+    if hasattr(type(value), "__dlpack_device__") and not _has_interface(value):
+        return _from_dlpack(value, context, name)
+    return _from_interface(value, context, name)
+
+
+def _has_interface(value) -> bool:
+    try:
+        value.__cuda_array_interface__
+    except Exception:  # noqa: BLE001 - absent, or a property that raises
+        return False
+    return True
 
 
 def _from_interface(value, context, name: str):
