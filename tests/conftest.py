@@ -5,6 +5,8 @@ from hypothesis_profiles import load_profile
 from lowering.config import config
 from lowering.dialects import test as test_dialect
 
+pytest_plugins = ["cuda_standin.fixtures"]  # the driver stand-in's fixtures: standin, cuda
+
 load_profile()
 
 

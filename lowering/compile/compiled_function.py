@@ -297,9 +297,11 @@ class Function:
         executors does (a wrong dtype, rank or static size gets its error naming the input),
         then let the executor finish (convert what it could not read, or raise the error)."""
         from .gpu.arrays import is_device_array
+        from .gpu.interop import exports_device_memory
         # A device array is the GPU executor's to check (dtype and rank, without a copy).
         values = list(args) if self.trust_input else \
-            [a if is_device_array(a) else check(a) for check, a in zip(self._checks, args)]
+            [a if is_device_array(a) or exports_device_memory(a) else check(a)
+             for check, a in zip(self._checks, args)]
         values.extend(container.value for container in self._shared)
         return self._execute.recover(values, code, self._argument_names)
 

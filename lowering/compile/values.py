@@ -47,6 +47,7 @@ def filter_value(data, ttype: TensorType, what: str, *, strict: bool = False,
     lowering.compile.values.InputTypeError: input 'x' expects float32 data (tensor<?xf32>), got float64; casting would lose precision. Cast the data with .astype('float32') or pass allow_input_downcast=True to function().
     """
     dtype = ttype.dtype
+    data = host_view(data)
     if type(data) is np.ndarray and data.dtype == dtype:
         array = data
     elif strict:
@@ -82,6 +83,31 @@ def filter_value(data, ttype: TensorType, what: str, *, strict: bool = False,
             raise InputTypeError(f"{what} expects size {want} on axis {axis} ({ttype}), got "
                                  f"shape {array.shape}")
     return array
+
+
+def host_view(data):
+    """``data`` as an ndarray over its own memory when it exports host memory through
+    ``__array_interface__`` or DLPack on the CPU (``kDLCPU``): no copy; anything else as it is.
+
+    >>> host_view(np.arange(3)[::-1].__dlpack__())  # a capsule is not an array
+    <capsule object "dltensor" at ...>
+    >>> class Host:
+    ...     def __init__(self, a): self.a = a
+    ...     def __dlpack__(self, **kw): return self.a.__dlpack__(**kw)
+    ...     def __dlpack_device__(self): return self.a.__dlpack_device__()
+    >>> a = np.arange(3.0)
+    >>> np.shares_memory(host_view(Host(a)), a)
+    True
+    """
+    if type(data) is np.ndarray:
+        return data
+    kind = type(data)
+    if hasattr(kind, "__array_interface__"):
+        return np.asarray(data)
+    if hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__"):
+        if data.__dlpack_device__()[0] == 1:  # kDLCPU
+            return np.from_dlpack(data)
+    return data
 
 
 def _asarray(data, dtype, what) -> np.ndarray:

@@ -84,6 +84,24 @@ def test_functions_on_the_gpu_give_numpys_results(cuda, driver):
         np.testing.assert_allclose(kept.get(), a * 2)
 
 
+def test_softmax_and_argmax_rows_run_a_block_per_row(cuda, driver):
+    import lowering as theano
+    import lowering.tensor as T
+    x = T.fmatrix("x")
+    probabilities = T.nnet.softmax(x)
+    f = theano.function([x], [probabilities, T.argmax(probabilities, axis=1)])
+    rows, cols = (500, 1000) if driver is None else (6, 40)  # interpreted: small
+    a = np.random.default_rng(2).standard_normal((rows, cols)).astype(np.float32) * 4
+    p, best = f(a)
+    shifted = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(p, shifted / shifted.sum(axis=1, keepdims=True), rtol=1e-5,
+                               atol=1e-7)
+    np.testing.assert_array_equal(best, a.argmax(axis=1))
+    names = [k.name for k in cuda._kernels.values()]
+    assert any(n.startswith("rows_max_sum") for n in names)
+    assert any(n.startswith("rows_argmax") for n in names)
+
+
 def test_logistic_regression_on_the_gpu(cuda, driver):
     from test_gpu_executor import logistic_regression, numpy_step
     # The stand-in runs kernels in the interpreter, thread by thread: a smaller problem.

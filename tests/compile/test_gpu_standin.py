@@ -17,18 +17,6 @@ from lowering.config import config
 from lowering.llvm.gpu.cuda_runtime import CudaError
 
 
-@pytest.fixture
-def standin():
-    with install() as standin, config.change_flags(device="cuda", print_active_device=False):
-        yield standin
-
-
-@pytest.fixture
-def cuda(standin):
-    from lowering.compile.gpu.device import device_for
-    return device_for("cuda")
-
-
 def exp_program_on(cuda):
     """The hand-written host program of ``test_gpu_host`` loaded on ``cuda``."""
     from lowering.compile.gpu.build import GpuProgram

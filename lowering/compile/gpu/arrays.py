@@ -27,6 +27,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from . import interop
+
 __all__ = [
     "DeviceArray", "SimulatedDevicePointer", "SimulatedGpuArray", "empty", "empty_like",
     "is_c_contiguous", "is_device_array", "is_simulated", "numpy_readable",
@@ -97,10 +99,12 @@ def to_host_array(x) -> np.ndarray:
 _READABLE_TYPES: dict[type, type] = {}
 
 
-def numpy_readable(x):
+def numpy_readable(x, context=None):
     """``x`` such that ``numpy.asarray(x)`` gives its host values (as for Theano's GPU arrays):
     simulated arrays and host values as they are; a ``pycuda.gpuarray.GPUArray`` as an object
-    of a subclass with ``__array__`` over the same memory (no copy).
+    of a subclass with ``__array__`` over the same memory (no copy), which also exports
+    ``__cuda_array_interface__`` and ``__dlpack__`` (``gpu.interop``) with the stream of
+    ``context`` (the ``CudaContext`` of the array; the default device's when None).
 
     >>> d = zeros(2); numpy_readable(d) is d, np.asarray(numpy_readable(d))
     (True, array([0., 0.], dtype=float32))
@@ -111,15 +115,41 @@ def numpy_readable(x):
     readable = _READABLE_TYPES.get(type(x))
     if readable is None:
         readable = _READABLE_TYPES[type(x)] = type(
-            "GPUArray", (type(x),), {"__array__": _gpuarray_array, "__module__": __name__,
-                                     "__doc__": "A GPUArray that numpy.asarray reads."})
-    return readable(x.shape, x.dtype, allocator=x.allocator, base=x, gpudata=x.gpudata,
-                    strides=x.strides)
+            "GPUArray", (type(x),), {
+                "__array__": _gpuarray_array, "__module__": __name__,
+                "__cuda_array_interface__": property(_gpuarray_interface),
+                "__dlpack__": _gpuarray_dlpack, "__dlpack_device__": _gpuarray_dlpack_device,
+                "__doc__": "A GPUArray that numpy.asarray reads, exporting the CUDA array "
+                           "interface and DLPack."})
+    result = readable(x.shape, x.dtype, allocator=x.allocator, base=x, gpudata=x.gpudata,
+                      strides=x.strides)
+    result._lowering_context = context
+    return result
 
 
 def _gpuarray_array(self, dtype=None, copy=None):
     host = to_host_array(self)
     return host if dtype is None else host.astype(dtype)
+
+
+def _context_of(array):
+    context = getattr(array, "_lowering_context", None)
+    if context is None:
+        from lowering.llvm.gpu.cuda_runtime import get_context
+        context = get_context(None)
+    return context
+
+
+def _gpuarray_interface(self) -> dict:
+    return interop.cuda_array_interface(self, _context_of(self))
+
+
+def _gpuarray_dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    return interop.dlpack_capsule(self, _context_of(self), stream, max_version, dl_device, copy)
+
+
+def _gpuarray_dlpack_device(self) -> tuple:
+    return interop.dlpack_device(_context_of(self))
 
 
 def is_c_contiguous(x) -> bool:

@@ -13,9 +13,11 @@ when the ``device`` flag asks for a GPU. Building one (once per ``Function``):
 A call (``raw_call(*arguments)``, what ``Function`` calls directly) takes NumPy arrays or device
 arrays (``GPUArray``, ``SimulatedGpuArray``) for every argument: a host array given where the
 function wants device memory is copied to the device, a device array given where it wants host
-memory is copied back, each counted by the device as a transfer. Results the function keeps on
-the device (``result_devices``: ``x.transfer(None)``, ``Out(x, borrow=True)``, updates of
-resident shared variables) are device arrays; the others are fresh NumPy arrays. Shared
+memory is copied back, each counted by the device as a transfer. Other libraries' arrays
+(``__cuda_array_interface__``, DLPack, ``__array_interface__``) are taken as ours without a
+copy (``gpu.interop``). Results the function keeps on the device (``result_devices``:
+``x.transfer(None)``, ``Out(x, borrow=True)``, updates of resident shared variables) are
+device arrays, which export those protocols; the others are fresh NumPy arrays. Shared
 variables updated in place are written in their own device memory, and that array is returned as
 their new value. A failed check raises what the CPU backend raises (a ``ValueError`` or
 ``IndexError`` naming the op and the user's line, then the arguments' shapes).
@@ -44,6 +46,8 @@ from .build import compile_for_gpu, place, program_context
 from .call_protocol import NORMALIZE_CODE
 from .device import Device, device_for
 from .host import HostProgram
+from .interop import exports_device_memory, import_device_array
+from ..values import host_view
 from .profile_plan import GpuProfilePlan
 from ..pipeline import register_executor
 
@@ -150,7 +154,8 @@ class GpuExecutor:
                             error_code=exc.error_code) from None
         # Device results read with numpy.asarray, as Theano's GPU arrays (seed 002's handle to
         # device data); updated values go back to their shared variables as they are.
-        results = [numpy_readable(r) for r in results]
+        context = getattr(self.device, "cuda", None)
+        results = [numpy_readable(r, context) for r in results]
         for r, a in self._updates:
             results.insert(r, args[a])
         return results
@@ -175,15 +180,35 @@ class GpuExecutor:
         if len(values) != len(arguments):
             raise TypeError(f"the compiled function takes {len(arguments)} arguments, got "
                             f"{len(values)}")
+        values = [value if type(value) is np.ndarray else self._imported(argument, value)
+                  for argument, value in zip(arguments, values)]
         for argument, value in zip(arguments, values):
             if _needs_checks(argument, value):
                 return None
         return [self._fit(argument, value) for argument, value in zip(arguments, values)]
 
+    def _imported(self, argument: _Argument, value):
+        """Another library's array as ours, without a copy (``gpu.interop``): device memory
+        as a ``GPUArray`` of this device's context, host memory as an ndarray."""
+        if self.device.owns(value):
+            return value
+        if not exports_device_memory(value):
+            return host_view(value)
+        context = getattr(self.device, "cuda", None)
+        if context is None:
+            raise TypeError(f"argument '{argument.name}': {type(value).__name__} is GPU memory "
+                            f"of another library, which the simulated device "
+                            f"(gpuarray.simulate=True) cannot read; run on a GPU")
+        return import_device_array(value, context, f"argument '{argument.name}'")
+
     def _fit(self, argument: _Argument, value):
         """``value`` (a device array, or a host array of the argument's dtype and rank) as the
         argument needs it: see the module docstring."""
         device = self.device
+        if argument.written and getattr(value, "_lowering_readonly", False):
+            raise ValueError(f"argument '{argument.name}': the device array is read-only "
+                             f"(its __cuda_array_interface__ says so) and the function "
+                             f"writes it")
         if argument.on_device:
             if device.owns(value):
                 _check_array(argument, value)

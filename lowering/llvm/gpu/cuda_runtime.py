@@ -19,7 +19,8 @@ What the host side of a compiled GPU function needs from a real device:
   checking its ``MAX_THREADS_PER_BLOCK`` against the blocks it is launched with;
 - **fills** with the driver's memsets (``memset_plan``), no kernel compiled at run time;
 - **launches on a stream**, asynchronous: every launch and copy of a context goes to its one
-  stream, in order; ``sync()`` (or ``CudaContext.synchronize()``) waits for them. With
+  stream, in order; copies go through page-locked staging buffers (``staging.StagingPool``,
+  reused by size), so they are asynchronous too; ``sync()`` (or ``CudaContext.synchronize()``) waits for them. With
   ``CUDA_LAUNCH_BLOCKING=1`` in the environment or the flag ``gpuarray.sync``, every launch is
   followed by a wait, so an error shows at the launch that caused it and timings are those of
   each launch;
@@ -45,6 +46,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .staging import StagingPool
 
 INSTALL_HINT = ("install it with: pip install 'lowering[cuda]' (this builds PyCUDA from source "
                 "and needs the CUDA toolkit: nvcc on PATH and the CUDA headers)")
@@ -298,6 +301,7 @@ class CudaContext:
         with self.activate():
             self.pool = tools.DeviceMemoryPool()
             self.stream = drv.Stream()
+            self.staging = StagingPool(drv)
 
     @contextmanager
     def activate(self):
@@ -362,14 +366,32 @@ class CudaContext:
     # -- copies (on the stream, in order with the launches) -----------------------------------
 
     def to_device(self, host: np.ndarray) -> object:
-        """A fresh contiguous device copy of ``host`` (any layout, 0-d arrays kept 0-d:
-        ``numpy.ascontiguousarray`` alone gives them one dimension)."""
-        shape = np.shape(host)
-        host = np.ascontiguousarray(host).reshape(shape)
+        """A fresh contiguous device copy of ``host`` (any layout; 0-d arrays stay 0-d),
+        queued on the stream from a page-locked staging buffer: the call does not wait."""
+        host = np.asarray(host)
         array = self.empty(host.shape, host.dtype)
         if host.size:
-            self._drv.memcpy_htod_async(array.gpudata, host, self.stream)
+            self._upload(host, array.gpudata)
         return array
+
+    def _upload(self, host: np.ndarray, pointer) -> None:
+        """Queue the copy of ``host`` (any layout) to the device memory at ``pointer``."""
+        buffer = self.staging.take(host.nbytes)
+        np.copyto(buffer.view(host.shape, host.dtype), host)  # gathers any layout
+        self._drv.memcpy_htod_async(pointer, buffer.view((host.nbytes,), np.uint8),
+                                    self.stream)
+        self.staging.give_back(buffer, self.stream)
+
+    def _download(self, pointer, nbytes: int) -> np.ndarray:
+        """The ``nbytes`` at device ``pointer``, copied through a staging buffer once the
+        work queued before has run (waits for the stream)."""
+        buffer = self.staging.take(nbytes)
+        staged = buffer.view((nbytes,), np.uint8)
+        self._drv.memcpy_dtoh_async(staged, pointer, self.stream)
+        self.stream.synchronize()
+        host = staged.copy()
+        self.staging.give_back(buffer, self.stream)
+        return host
 
     def to_host(self, array) -> np.ndarray:
         """A fresh contiguous host copy of the device ``array`` (any strides, broadcast and
@@ -380,16 +402,12 @@ class CudaContext:
             self.stream.synchronize()
             return np.empty(shape, array.dtype)
         if _c_contiguous(shape, strides, itemsize):
-            host = np.empty(shape, array.dtype)
-            self._drv.memcpy_dtoh_async(host, self.pointer(array), self.stream)
-            self.stream.synchronize()
-            return host
+            return self._download(self.pointer(array), size * itemsize).view(
+                array.dtype).reshape(shape)
         # Copy the bytes the view spans, then gather on the host.
         low = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
         high = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0) + itemsize
-        span = np.empty(high - low, np.uint8)
-        self._drv.memcpy_dtoh_async(span, self.pointer(array) + low, self.stream)
-        self.stream.synchronize()
+        span = self._download(self.pointer(array) + low, high - low)
         view = np.lib.stride_tricks.as_strided(span[-low:].view(array.dtype)[:1], shape, strides)
         return np.array(view, order="C")
 
@@ -405,10 +423,10 @@ class CudaContext:
             self.stream.synchronize()
             np.copyto(target, source)
         elif source_on_host:
-            drv.memcpy_htod_async(target.gpudata, np.ascontiguousarray(source), stream)
+            self._upload(source, target.gpudata)
         elif target_on_host:
-            drv.memcpy_dtoh_async(target, source.gpudata, stream)
-            stream.synchronize()
+            np.copyto(target, self._download(self.pointer(source), nbytes).view(
+                target.dtype).reshape(target.shape))
         else:
             drv.memcpy_dtod_async(target.gpudata, source.gpudata, nbytes, stream)
 
@@ -483,6 +501,7 @@ class CudaContext:
                 self.stream.synchronize()
                 self.modules.clear()
                 self.pool.stop_holding()
+                self.staging.close()
         except Exception:  # noqa: BLE001 - at exit the driver may be gone already
             pass
 

@@ -223,18 +223,29 @@ class KernelBuilder:
         the shared buffer returned holds each group's result at its first thread's element
         (element 0 for the block) once the last barrier has passed. Every thread of the block
         runs every step (the barriers), whatever its group."""
+        (cache,) = self.tree_reduce_many(
+            b, [value], lambda bb, mine, other: [combine(bb, mine[0], other[0])], group)
+        return cache
+
+    def tree_reduce_many(self, b: Builder, values: list, combine: Callable,
+                         group: "Group | None" = None) -> list:
+        """``tree_reduce`` of several values combined together (an argmax's value and index):
+        ``combine(builder, mine, other)`` takes and returns lists; one shared buffer each."""
         size = self.block_size
-        cache = self.shared([size], value.type)
-        b.insert(StoreOp.build(value, cache, [self.tid]))
+        caches = [self.shared([size], v.type) for v in values]
+        for value, cache in zip(values, caches):
+            b.insert(StoreOp.build(value, cache, [self.tid]))
         b.insert(BarrierOp.build())
         lane = self.tid if group is None else group.lane
         half = size // 2
         while half >= 1:
             def step(bb, s=half):
                 a = self.arith(bb)
-                mine = bb.insert(LoadOp.build(cache, [self.tid])).result
-                other = bb.insert(LoadOp.build(cache, [a.add(self.tid, s)])).result
-                bb.insert(StoreOp.build(combine(bb, mine, other), cache, [self.tid]))
+                mine = [bb.insert(LoadOp.build(c, [self.tid])).result for c in caches]
+                other = [bb.insert(LoadOp.build(c, [a.add(self.tid, s)])).result
+                         for c in caches]
+                for result, cache in zip(combine(bb, mine, other), caches):
+                    bb.insert(StoreOp.build(result, cache, [self.tid]))
             a = self.arith(b)
             active = a.lt(lane, half)
             if group is not None:  # the group has more than `half` threads
@@ -242,7 +253,7 @@ class KernelBuilder:
             self.when(b, active, step)
             b.insert(BarrierOp.build())
             half //= 2
-        return cache
+        return caches
 
     def finish(self) -> None:
         """Remove what the kernel made but does not use (ids, constants, index arithmetic,

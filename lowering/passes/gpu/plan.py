@@ -11,7 +11,9 @@ For a nest (a ``loops.parallel``, or a ``loops.for`` without carried values):
    removed (and whatever only they needed), each mapped on its own;
 3. every level independent: if the point body is write-free ops, one carried reduction whose
    loads walk contiguous memory along the reduction, then anything, a group of threads per
-   point (``reduce_carried_per_point``); otherwise the flattened nest, one point per thread and
+   point (``reduce_carried_per_point``); if it is a row program (several reductions of the row,
+   an argmax's value and index, loops writing the row: softmax, argmax), a group of threads
+   per point too (``rows.map_rows``); otherwise the flattened nest, one point per thread and
    step;
 4. otherwise, when the rest of the nest after the leading independent levels is itself a nest
    that is independent or one accumulation keeping some of its levels (pieces of work, such
@@ -21,7 +23,8 @@ For a nest (a ``loops.parallel``, or a ``loops.for`` without carried values):
    runs it all.
 
 A top-level ``loops.for`` with one carried value that is a reduction becomes a reduction to
-one value; with several (``argmax``: the best value and its index), one thread runs it.
+one value; with several (``argmax`` of a whole array: the best value and its index), one
+thread runs it.
 
 >>> from lowering.dialects import scalar
 >>> from lowering.ir.core import Block
@@ -45,6 +48,7 @@ from .nests import (Analysis, Nest, analyze, carried_reduction, extract_nest,
                     indices_are_ivs_or_outside, is_write_free)
 from .reductions import (atomic_kind, prefers_block_per_point, reduce_carried_per_point,
                          reduce_carried_to_slot, reduce_into_memory, scatter_atomically)
+from .rows import map_rows, row_program
 from .tiles import map_pieces
 
 
@@ -82,6 +86,10 @@ def map_nest_op(site, op: Operation) -> None:
         if found is not None and prefers_block_per_point(found[1]):
             before, reduction, after = found
             reduce_carried_per_point(site, nest, reduction, before, after)
+            return
+        steps = row_program(nest) if found is None else None
+        if steps is not None:
+            map_rows(site, nest, steps)
             return
         map_nest(site, nest, len(nest.levels), kernel_name(nest.point_ops()))
         return

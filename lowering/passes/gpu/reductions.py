@@ -316,7 +316,6 @@ def reduce_carried_per_point(site, nest: Nest, reduction: CarriedReduction, befo
     a = site.host_arith()
     trips = [trip_count(a, lv) for lv in nest.levels]
     combine = combiner(reduction.combine)
-    element = reduction.op.results[0].type
     hoisted = [op for ops in nest.hoisted for op in ops]
     # Bounds known before the launch: as many threads per point as the reduction needs.
     inside = defined_inside(nest.op)
@@ -327,19 +326,7 @@ def reduce_carried_per_point(site, nest: Nest, reduction: CarriedReduction, befo
 
     def output(kb, bb, vm, group, point):
         clone_into(bb, hoisted + before, vm)
-        chain = mapped_levels(reduction.levels, vm)
-        ka = kb.arith(bb)
-        chain_trips = [trip_count(ka, lv) for lv in chain]
-        count = product(ka, chain_trips)
-
-        def value_at(b2, r):
-            inner = dict(vm)
-            bind_levels(kb, b2, r, chain, chain_trips, inner)
-            clone_into(b2, reduction.hoisted + reduction.body, inner)
-            return inner.get(reduction.value, reduction.value)
-
-        cache = block_partial(kb, bb, count, value_at, combine,
-                              kb.const(identity(reduction.combine, element), element), group)
+        cache = group_partial(kb, bb, vm, group, reduction)
 
         def finish(b3, total):
             init = vm.get(reduction.init, reduction.init)
@@ -350,6 +337,26 @@ def reduce_carried_per_point(site, nest: Nest, reduction: CarriedReduction, befo
 
     per_output_groups(site, reduction.kernel_name, nest.levels, trips, product(a, trips),
                       threads, output)
+
+
+def group_partial(kb, b: Builder, vm: dict, group: Group, reduction: CarriedReduction
+                  ) -> Value:
+    """The carried ``reduction`` of one point (its variables bound in ``vm``) by the threads
+    of ``group``: ``block_partial``'s shared buffer."""
+    chain = mapped_levels(reduction.levels, vm)
+    ka = kb.arith(b)
+    chain_trips = [trip_count(ka, lv) for lv in chain]
+    element = reduction.op.results[0].type
+
+    def value_at(b2, r):
+        inner = dict(vm)
+        bind_levels(kb, b2, r, chain, chain_trips, inner)
+        clone_into(b2, reduction.hoisted + reduction.body, inner)
+        return inner.get(reduction.value, reduction.value)
+
+    return block_partial(kb, b, product(ka, chain_trips), value_at,
+                         combiner(reduction.combine),
+                         kb.const(identity(reduction.combine, element), element), group)
 
 
 def reduce_carried_to_slot(site, reduction: CarriedReduction, slot: Value) -> None:

@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from cuda_standin import SPEC, kernel_source
+from cuda_standin.host_memory import PinnedRanges
 from cuda_standin.memory import DeviceMemory, InvalidPointer
 from cuda_standin.ptx_layout import check_format, decode_params, parse_entries, target_arch
 
@@ -47,6 +48,7 @@ class CompileError(Error):
 _INITIALIZED = False
 _STACKS = threading.local()
 MEMORY = DeviceMemory()
+PINNED = PinnedRanges()  # page-locked host memory (pagelocked_empty, register_host_memory)
 LOG: list[tuple] = []  # (call, details) of every driver call that tests look at
 
 
@@ -148,6 +150,7 @@ class Device:
 
     def make_context(self, flags=0) -> "Context":
         context = Context(self, primary=False)
+        _MADE.append(context)
         context.push()
         return context
 
@@ -159,6 +162,7 @@ class Device:
 
 
 _PRIMARY: dict[int, "Context"] = {}
+_MADE: list = []  # contexts made with make_context
 
 
 class Context:
@@ -168,6 +172,12 @@ class Context:
         self._references = 0
         self._alive = True
         self._faulted: str | None = None
+        self._streams: list = []  # made in this context: their queued copies
+
+    def _drain(self) -> None:
+        """Finish every stream's queued copies (what a synchronous call waits for)."""
+        for stream in self._streams:
+            stream._drain()
 
     def get_device(self) -> Device:
         return self._device
@@ -194,7 +204,8 @@ class Context:
 
     @staticmethod
     def synchronize() -> None:
-        _current("cuCtxSynchronize")
+        _current("cuCtxSynchronize")._drain()
+        LOG.append(("cuCtxSynchronize",))
 
     def detach(self) -> None:
         stack = _stack()
@@ -226,6 +237,7 @@ class DeviceAllocation:
 
     def free(self) -> None:
         if self.address is not None:
+            self._context._drain()  # cuMemFree waits for the work queued before it
             MEMORY.free(self.address)
             self.address = None
 
@@ -265,29 +277,59 @@ def _device(pointer, nbytes: int, call: str) -> np.ndarray:
 def _stream_context(stream, call):
     if stream is not None:
         _in(stream._context, call)
+        stream._drain()  # in order: what was queued on the stream before runs first
+
+
+def _synchronous(call: str) -> None:
+    """A synchronous call waits for the work queued in the current context first."""
+    _current(call)._drain()
+
+
+def _async_host(host: np.ndarray, stream, call: str) -> None:
+    """An asynchronous copy needs a stream and page-locked host memory: the driver overlaps
+    only such copies with kernels (a pageable buffer is staged and copied synchronously)."""
+    if stream is None:
+        raise LogicError(f"{call}: no stream given; an asynchronous copy is queued on a stream")
+    _in(stream._context, call)
+    if host.size and not PINNED.covers(host.ctypes.data, host.nbytes):
+        raise LogicError(f"{call}: the host buffer (0x{host.ctypes.data:x}, {host.nbytes} "
+                         f"bytes) is pageable: asynchronous copies need page-locked memory "
+                         f"(pagelocked_empty, register_host_memory)")
 
 
 def memcpy_htod(dest, src) -> None:
+    _synchronous("cuMemcpyHtoD")
     source = _host_bytes(src, "cuMemcpyHtoD")
     _device(dest, source.size, "cuMemcpyHtoD")[...] = source
 
 
 def memcpy_htod_async(dest, src, stream=None) -> None:
-    _stream_context(stream, "cuMemcpyHtoDAsync")
-    memcpy_htod(dest, src)
+    """Queued on ``stream``: the host bytes are read when the stream gets to the copy (its
+    next launch, wait or synchronous call), so a staging buffer written again before the copy
+    has run shows in the results."""
+    source = _host_bytes(src, "cuMemcpyHtoDAsync")
+    _async_host(source, stream, "cuMemcpyHtoDAsync")
+    target = _device(dest, source.size, "cuMemcpyHtoDAsync")  # checked now
+    stream._queue(lambda: target.__setitem__(Ellipsis, source))
 
 
 def memcpy_dtoh(dest, src) -> None:
+    _synchronous("cuMemcpyDtoH")
     target = _host_bytes(dest, "cuMemcpyDtoH")
     target[...] = _device(src, target.size, "cuMemcpyDtoH")
 
 
 def memcpy_dtoh_async(dest, src, stream=None) -> None:
-    _stream_context(stream, "cuMemcpyDtoHAsync")
-    memcpy_dtoh(dest, src)
+    """Queued on ``stream``: the host buffer holds the bytes only once the stream has been
+    waited for."""
+    target = _host_bytes(dest, "cuMemcpyDtoHAsync")
+    _async_host(target, stream, "cuMemcpyDtoHAsync")
+    source = _device(src, target.size, "cuMemcpyDtoHAsync")
+    stream._queue(lambda: target.__setitem__(Ellipsis, source))
 
 
 def memcpy_dtod(dest, src, size) -> None:
+    _synchronous("cuMemcpyDtoD")
     data = _device(src, int(size), "cuMemcpyDtoD").copy()
     _device(dest, int(size), "cuMemcpyDtoD")[...] = data
 
@@ -298,6 +340,7 @@ def memcpy_dtod_async(dest, src, size, stream=None) -> None:
 
 
 def _memset(dest, value, count, width, call):
+    _synchronous(call)
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[width]
     if not 0 <= int(value) < 1 << (8 * width):
         raise LogicError(f"{call}: value {value} does not fit {width * 8} bits")
@@ -335,37 +378,78 @@ def memset_d32_async(dest, data, count, stream=None):
 # -- streams and events ------------------------------------------------------------------------
 
 
+_HANDLES = iter(range(0x5000, 1 << 40, 0x10))
+
+
 class Stream:
     def __init__(self, flags=0):
         self._context = _current("cuStreamCreate")
+        self._context._streams.append(self)
+        self._pending: list = []  # queued host copies, run in order
+        self.handle = next(_HANDLES)  # CUstream, as __cuda_array_interface__ passes streams
+
+    def _queue(self, copy) -> None:
+        self._pending.append(copy)
+
+    def _drain(self) -> None:
+        while self._pending:
+            self._pending.pop(0)()
 
     def synchronize(self) -> None:
         _require_init("cuStreamSynchronize")
         if self._context._faulted is not None:
             raise LaunchError(f"cuStreamSynchronize failed: {self._context._faulted}")
+        self._drain()
+        LOG.append(("cuStreamSynchronize", self.handle))
 
     def is_done(self) -> bool:
         self.synchronize()
         return True
+
+    def wait_for_event(self, event) -> None:
+        _in(self._context, "cuStreamWaitEvent")
+        if event._stream is not None:
+            event._stream._drain()
+
+
+def stream_of_handle(handle: int):
+    """The live stream of a ``CUstream`` handle, in any context (None: no such stream)."""
+    for context in list(_PRIMARY.values()) + _MADE:
+        for stream in context._streams:
+            if stream.handle == handle:
+                return stream
+    return None
+
+
+class event_flags:  # noqa: N801 - PyCUDA's name
+    DEFAULT = 0
+    BLOCKING_SYNC = 1
+    DISABLE_TIMING = 2
 
 
 class Event:
     def __init__(self, flags=0):
         self._context = _current("cuEventCreate")
         self._time = None
+        self._stream = None
 
     def record(self, stream=None):
         _in(self._context, "cuEventRecord")
-        _stream_context(stream, "cuEventRecord")
+        if stream is not None:
+            _in(stream._context, "cuEventRecord")
+        self._stream = stream
         self._time = time.perf_counter()
         return self
 
     def synchronize(self):
         if self._context._faulted is not None:
             raise LaunchError(f"cuEventSynchronize failed: {self._context._faulted}")
+        if self._stream is not None:
+            self._stream._drain()  # everything queued before the record has run
         return self
 
     def query(self) -> bool:
+        self.synchronize()
         return True
 
     def time_since(self, other: "Event") -> float:
@@ -375,6 +459,99 @@ class Event:
 
     def time_till(self, other: "Event") -> float:
         return other.time_since(self)
+
+
+# -- page-locked host memory -------------------------------------------------------------------
+
+
+class host_alloc_flags:  # noqa: N801 - PyCUDA's name
+    PORTABLE = 1
+    DEVICEMAP = 2
+    WRITECOMBINED = 4
+
+
+class mem_host_register_flags:  # noqa: N801 - PyCUDA's name
+    PORTABLE = 1
+    DEVICEMAP = 2
+
+
+class _PinnedHost:
+    """What ``ndarray.base`` is for page-locked memory (``numpy.asarray`` of an object with
+    ``__array_interface__`` keeps the object as the base)."""
+
+    def __init__(self, memory: np.ndarray, kind: str):
+        self._context = _current(f"cuMemHost{kind}")
+        self._memory = memory
+        self.address = memory.ctypes.data
+        PINNED.add(self.address, memory.nbytes, kind)
+        self.__array_interface__ = {"shape": (memory.nbytes,), "typestr": "|u1",
+                                    "data": (self.address, False), "version": 3}
+
+    def _as_array(self, shape, dtype, strides=None) -> np.ndarray:
+        """An array over the memory whose ``base`` is this object, as PyCUDA's."""
+        self.__array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str,
+                                    "data": (self.address, False), "strides": strides,
+                                    "version": 3}
+        return np.asarray(self)
+
+    def _release(self, call: str) -> None:
+        if self._memory is None:
+            raise LogicError(f"{call} failed: invalid value (released twice)")
+        self._context._drain()  # waits for the copies queued on this memory
+        PINNED.remove(self.address)
+        self._memory = None
+
+
+class HostAllocation(_PinnedHost):
+    """``cuMemHostAlloc``'d memory: ``free()`` gives it back."""
+
+    def __init__(self, nbytes: int, flags: int = 0):
+        super().__init__(np.empty(max(int(nbytes), 1), np.uint8), "Alloc")
+
+    def free(self) -> None:
+        self._release("cuMemFreeHost")
+
+
+class RegisteredHostMemory(_PinnedHost):
+    """Host memory page-locked in place (``cuMemHostRegister``): ``unregister()``."""
+
+    def __init__(self, ary: np.ndarray, flags: int = 0):
+        super().__init__(ary.reshape(-1).view(np.uint8), "Register")
+        self.base = ary
+
+    def unregister(self) -> None:
+        self._release("cuMemHostUnregister")
+
+
+def pagelocked_empty(shape, dtype, order="C", mem_flags=0) -> np.ndarray:
+    """An uninitialized page-locked array; its ``base`` is the ``HostAllocation``."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(n) for n in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    allocation = HostAllocation(nbytes, mem_flags)
+    strides = np.empty(shape, dtype, order=order).strides  # of the order asked for
+    return allocation._as_array(shape, dtype, strides)
+
+
+def pagelocked_zeros(shape, dtype, order="C", mem_flags=0) -> np.ndarray:
+    result = pagelocked_empty(shape, dtype, order, mem_flags)
+    result.fill(0)
+    return result
+
+
+def register_host_memory(ary, flags=0) -> np.ndarray:
+    """``ary``'s memory page-locked in place: an array over it whose ``base`` is the
+    ``RegisteredHostMemory`` (``unregister()`` ends it)."""
+    if not isinstance(ary, np.ndarray) or not ary.flags.c_contiguous or not ary.size:
+        raise LogicError("cuMemHostRegister failed: invalid value (a non-empty contiguous "
+                         "array is needed)")
+    registered = RegisteredHostMemory(ary, flags)
+    return registered._as_array(ary.shape, ary.dtype)
+
+
+def pinned_ranges() -> int:
+    """How many page-locked ranges are live (for tests)."""
+    return PINNED.live
 
 
 # -- modules and kernels -----------------------------------------------------------------------
@@ -440,6 +617,8 @@ class Function:
     def _launch(self, grid, block, args, stream, shared_size):
         context = _in(self._module._context, "cuLaunchKernel")
         _stream_context(stream, "cuLaunchKernel")
+        if stream is None:
+            context._drain()
         if self._format is None:
             raise LogicError("prepared_call on a function that was not prepared")
         grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
@@ -452,6 +631,7 @@ class Function:
         except ValueError as exc:
             raise LogicError(f"cuLaunchKernel failed: invalid argument ({self.name}: {exc})")
         LOG.append(("launch", self.name, grid, block))
+        LOG.append(("params", self.name, tuple(params)))  # device pointers among them
         if self._module._source is None:
             raise LogicError(f"the stand-in cannot run {self.name}: its PTX was not translated "
                              f"by lowering while the stand-in was installed")
@@ -482,6 +662,7 @@ class Function:
 
 def memset_d2d32(dest, pitch, data, width, height):
     """``height`` rows of ``width`` 32-bit words, rows ``pitch`` bytes apart."""
+    _synchronous("cuMemsetD2D32")
     if int(pitch) < 4 * int(width):
         raise LogicError("cuMemsetD2D32 failed: invalid argument (pitch below the row width)")
     if not 0 <= int(data) < 1 << 32:
