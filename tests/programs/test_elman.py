@@ -56,7 +56,8 @@ class Elman:
         self.classify = theano.function([idxs], T.argmax(probs, axis=1))
         self.nll = theano.function([idxs, y_sentence], nll)
         self.sentence_train = theano.function(
-            [idxs, y_sentence, lr], nll, updates=[(p, p - lr * g) for p, g in zip(self.params, grads)])
+            [idxs, y_sentence, lr], nll,
+            updates=[(p, p - lr * g) for p, g in zip(self.params, grads)])
         self.normalize = theano.function(inputs=[], updates={
             self.emb: self.emb / T.sqrt((self.emb ** 2).sum(axis=1)).dimshuffle(0, "x")})
 

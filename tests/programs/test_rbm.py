@@ -153,7 +153,8 @@ def build_rnnrbm(visible, hidden, recurrent, seed=3):
         return theano.shared(r.normal(0, scale, shape) if len(shape) > 1 else np.zeros(shape))
 
     W, bv, bh = shared(visible, hidden), shared(visible), shared(hidden)
-    Wuh, Wuv, Wvu = shared(recurrent, hidden), shared(recurrent, visible), shared(visible, recurrent)
+    Wuh, Wuv = shared(recurrent, hidden), shared(recurrent, visible)
+    Wvu = shared(visible, recurrent)
     Wuu, bu = shared(recurrent, recurrent), shared(recurrent)
     params = [W, bv, bh, Wuh, Wuv, Wvu, Wuu, bu]
     rng = MRG_RandomStreams(seed)
