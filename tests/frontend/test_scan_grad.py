@@ -182,3 +182,33 @@ def test_gradient_of_a_scan_of_zero_steps_is_an_error_naming_the_line(mode):
     line = test.__code__.co_firstlineno + 4
     with pytest.raises(ValueError, match=rf"test_scan_grad.py:{line}:.*at least one step.*0 steps"):
         f(np.ones(0), H0, W0)
+
+
+def test_gradient_when_the_initial_state_knows_a_static_size_the_step_does_not():
+    """``alloc(0., n, 3)`` is ``?x3`` while the step's state argument is ``?x?``: the backward
+    step recomputes the forward one on rows of the first type (an LSTM's gated state)."""
+    xs = T.dtensor3("xs")
+    W = theano.shared(np.random.default_rng(0).normal(size=(3, 6)), name="W")
+    n = xs.shape[1]
+
+    def step(x_t, h):
+        pre = T.dot(h, W) + x_t
+        gate = T.nnet.sigmoid(pre[:, :3])
+        return gate[:, None, :][:, 0, :] * h + T.tanh(pre[:, 3:])
+
+    hs, _ = theano.scan(step, sequences=xs, outputs_info=T.alloc(np.float64(0.), n, 3))
+    cost = (hs ** 2).sum()
+    f = theano.function([xs], T.grad(cost, W))
+    xv = np.random.default_rng(1).normal(size=(4, 2, 6))
+    Wv = W.get_value()
+
+    def numpy_cost(Wv):
+        h = np.zeros((2, 3))
+        total = 0.0
+        for x_t in xv:
+            pre = h @ Wv + x_t
+            h = h / (1 + np.exp(-pre[:, :3])) + np.tanh(pre[:, 3:])
+            total += (h ** 2).sum()
+        return total
+
+    np.testing.assert_allclose(f(xv), numeric_grad(numpy_cost, [Wv])[0], rtol=1e-6, atol=1e-8)

@@ -394,7 +394,8 @@ class CastOp(ElementwiseOp):
         if gz is None or not (is_differentiable_type(self.input.type)
                               and is_differentiable_type(self.result.type)):
             return [None]
-        return [unbroadcast(gz, self.input.type, self.location)]
+        # A cast that forgot static sizes (``?x3`` to ``?x?``) takes them back on the way down.
+        return [match_type(gz, self.input, self.location)]
 
 
 def _check_relaxed(name: str, source: TensorType, result: TensorType) -> None:

@@ -44,7 +44,6 @@ from .indexing import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp, AdvancedS
                        IncSubtensorOp, SetSubtensorOp, SubtensorOp)
 from .linalg import DotOp
 from .nnet import LogSoftmaxOp, SoftmaxOp
-from .pool import Pool2dOp
 from .random import RandomOp
 from .reduction import ArgMaxOp, ArgMinOp, MaxOp, MeanOp, MinOp, ProdOp, SumOp
 from .scan import ScanOp
@@ -250,8 +249,5 @@ def _if(op: IfOp, tangents) -> list:
 
 R_OP.register(Conv2dOp)(multilinear_in(0, 1))  # linear in the images and in the filters
 R_OP.register(SpecifyShapeOp)(linear_in(0))
-R_OP.unsupported(Pool2dOp, "forward mode through pool_2d is not built yet (for max pooling it "
-                           "needs the position of each window's maximum); Lop (reverse mode) "
-                           "goes through it")
 R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
                          "which is not built yet; Lop (reverse mode) goes through scan")

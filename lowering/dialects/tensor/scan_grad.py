@@ -249,16 +249,15 @@ def _backward_body(op: ScanOp, seq_types, back_taps, back_inits, non_seqs, windo
     sum_args = [next(args) for _ in summed]
     non_seq_args = list(args)
 
-    # The forward step, on the rows the backward step reads.
+    # The forward step, on the rows the backward step reads. A row may know more static sizes
+    # than the forward step's argument (a history joins the initial state, ``?x3``, with the
+    # results, ``?x?``): it is brought to the argument's type, which the cloned ops were typed for.
     value_map: dict[Value, Value] = {}
-    forward_args = iter(forward.args)
-    for v in seq_rows:
-        value_map[next(forward_args)] = v
-    for k in layout.fed_back:
-        for v in state_rows[k]:
-            value_map[next(forward_args)] = v
-    for v in non_seq_args:
-        value_map[next(forward_args)] = v
+    rows = [*seq_rows, *(v for k in layout.fed_back for v in state_rows[k]), *non_seq_args]
+    for arg, v in zip(forward.args, rows):
+        value_map[arg] = v if v.type == arg.type else match_type(v, arg)
+    for inner in _detached_ops(list(value_map.values())):
+        block.append(inner)
     for inner in forward.ops:
         if isinstance(inner, ScanYieldOp):
             break
