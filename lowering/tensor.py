@@ -72,3 +72,14 @@ from lowering.frontend import signal  # noqa: E402,F401
 _sys.modules[__name__ + ".nnet.conv"] = nnet.conv
 _sys.modules[__name__ + ".signal"] = signal
 _sys.modules[__name__ + ".signal.pool"] = signal.pool
+
+# Tensor functions of Theano's ``theano.tensor`` and ``theano.tensor.extra_ops``: sorting,
+# tensordot, eye, running sums and products, repeat, one-hot, index arithmetic.
+from lowering.frontend import extra_ops  # noqa: E402,F401
+from lowering.frontend.diagonals import eye, identity_like  # noqa: E402,F401
+from lowering.frontend.elemwise import sqr as square  # noqa: E402,F401
+from lowering.frontend.extra_ops import (bincount, cumprod, cumsum, diff,  # noqa: E402,F401
+                                         fill_diagonal, fill_diagonal_offset, ravel_multi_index,
+                                         repeat, to_one_hot, unravel_index)
+from lowering.frontend.sorting import argsort, sort  # noqa: E402,F401
+from lowering.frontend.tensordot import tensordot  # noqa: E402,F401
