@@ -43,6 +43,7 @@ NOT_DIFFERENTIABLE = {
     "shape": lambda x, m: (m * x).shape, "shape_i": lambda x, m: (m + x).shape[1],
     "arange": lambda x, m: T.arange(T.cast(x.sum() * 4, "int64")),
     "random": lambda x, m: RandomStreams(seed=3).uniform(size=(m * x).shape),
+    "argsort": lambda x, m: T.argsort(m * x, axis=0),
 }
 
 
@@ -89,6 +90,8 @@ OP_CASES = {
     "tensor.conv2d": lambda x, m: T.nnet.conv2d(m.reshape((1, 1, 3, 4)),
                                                 (x ** 2).reshape((1, 1, 2, 2))),
     "tensor.specify_shape": lambda x, m: T.specify_shape(m * x, (3, 4)) ** 2,
+    "tensor.cumsum": lambda x, m: T.cumsum(m * x, axis=1),
+    "tensor.cumprod": lambda x, m: T.cumprod(m * x, axis=0),
 }
 
 

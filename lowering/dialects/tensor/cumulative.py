@@ -50,8 +50,10 @@ class CumulativeOp(TensorOp):
             if xt.rank == 0:
                 raise VerifyError("the input must have at least one dimension")
             axis = normalize_axis(axis, xt.rank)
-        return cls.create([x], [xt], {"axis": IntAttr(axis), "reverse": BoolAttr(reverse)},
-                          location=location)
+        attributes = {"axis": IntAttr(axis)}
+        if reverse:
+            attributes["reverse"] = BoolAttr(True)
+        return cls.create([x], [xt], attributes, location=location)
 
     def inferred_type(self):
         rank = self.input.type.rank

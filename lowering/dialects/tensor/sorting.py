@@ -22,6 +22,7 @@ from lowering.ir.interpreter import INTERPRETER
 from lowering.ir.types import I64, TensorType
 
 from .base import TensorOp, op_errors
+from .rop import R_OP
 from .typing import normalize_axis, tensor_of
 
 
@@ -55,3 +56,8 @@ class ArgSortOp(TensorOp):
 @INTERPRETER.register(ArgSortOp)
 def _argsort(interp, op, args):
     return [np.argsort(np.asarray(args[0]), axis=op.axis, kind="stable").astype(np.int64)]
+
+
+@R_OP.register(ArgSortOp)
+def _argsort_tangent(op, tangents):
+    return [None]  # positions are integers: no tangent
