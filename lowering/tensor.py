@@ -83,3 +83,6 @@ from lowering.frontend.extra_ops import (bincount, cumprod, cumsum, diff,  # noq
                                          repeat, to_one_hot, unravel_index)
 from lowering.frontend.sorting import argsort, sort  # noqa: E402,F401
 from lowering.frontend.tensordot import tensordot  # noqa: E402,F401
+from lowering.frontend.broadcasting import addbroadcast, patternbroadcast  # noqa: E402,F401
+from lowering.frontend.logical_reductions import all, any  # noqa: E402,F401,A004
+from lowering.frontend.tiling import tile  # noqa: E402,F401

@@ -1,6 +1,6 @@
 """Theano's tensor functions through the public API: shape unpacking, indexing with a list of
-slices, ``T.stack(a, b, ...)``, ``T.square``, ``T.eye``, ``T.tensordot`` and
-``T.sort``/``T.argsort``, compiled and interpreted against NumPy, with gradients checked against
+slices, ``T.stack(a, b, ...)``, ``T.square``, ``T.eye``, ``T.tensordot``,
+``T.sort``/``T.argsort``, ``T.tile``, ``T.any``/``T.all`` and ``T.addbroadcast``, compiled and interpreted against NumPy, with gradients checked against
 finite differences."""
 import numpy as np
 import pytest
@@ -168,3 +168,46 @@ def test_sorting_refuses_what_numpy_refuses():
         T.sort(T.dvector(), order="name")
     with pytest.raises(Exception, match="axis 2 is out of range"):
         T.argsort(T.dmatrix(), axis=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# tile, any/all, addbroadcast/patternbroadcast
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_any_all_match_numpy(mode):
+    x, k, m = T.dmatrix("x"), T.lscalar("k"), T.lmatrix("m")
+    f = theano.function([x, k, m], [T.tile(x, (2, 3)), T.tile(x, (k, 1, 2)), T.tile(x, k),
+                                    T.any(m, axis=1), T.all(m, axis=0), T.any(m), T.all(m)],
+                        mode=mode)
+    data = np.arange(6.0).reshape(2, 3)
+    flags = np.array([[0, 3], [0, 0], [1, 2]])
+    got = f(data, 2, flags)
+    np.testing.assert_array_equal(got[0], np.tile(data, (2, 3)))
+    np.testing.assert_array_equal(got[1], np.tile(data, (2, 1, 2)))
+    np.testing.assert_array_equal(got[2], np.tile(data, 2))
+    np.testing.assert_array_equal(got[3], flags.any(axis=1))
+    np.testing.assert_array_equal(got[4], flags.all(axis=0))
+    assert got[5] == flags.any() and got[6] == flags.all() and got[3].dtype == bool
+
+
+def test_tile_gradient_and_reps_errors():
+    rng = np.random.RandomState(5)
+    T.verify_grad(lambda a: T.tile(a, (2, 1, 3)), [rng.randn(2, 2)], rng=rng)
+    with pytest.raises(ValueError, match="integer dtype"):
+        T.tile(T.dmatrix(), (2.5, 1))
+    with pytest.raises(ValueError, match="specify the ndim"):
+        T.tile(T.dmatrix(), T.lvector())
+
+
+def test_addbroadcast_checks_the_size_when_the_function_runs():
+    x = T.dmatrix("x")
+    y = T.addbroadcast(x, 0)
+    assert y.broadcastable == (True, False)
+    assert T.patternbroadcast(x, (False, True)).broadcastable == (False, True)
+    f = theano.function([x], y)
+    np.testing.assert_array_equal(f(np.ones((1, 3))), np.ones((1, 3)))
+    with pytest.raises(ValueError, match="addbroadcast: dimension 0 must have size 1"):
+        f(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="out of range"):
+        T.addbroadcast(x, 2)
