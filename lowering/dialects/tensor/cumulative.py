@@ -20,7 +20,7 @@ from lowering.ir.attributes import BoolAttr, IntAttr
 from lowering.ir.constraints import AnyTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.interpreter import INTERPRETER
-from lowering.ir.types import TensorType
+from lowering.ir.types import TensorType  # noqa: F401  (the doctest builds one)
 
 from .base import TensorOp, op_errors
 from .elementwise import DivOp, MulOp

@@ -22,13 +22,17 @@ def _with_axis(outer_ivs: list, axis: int, position) -> list:
     return list(outer_ivs[:axis]) + [position] + list(outer_ivs[axis:])
 
 
+def _prepare(ctx, op):
+    """The input's sizes, the fresh result and a reader of the input addressed by the loop
+    indices of every dimension."""
+    sizes = ctx.sizes(op.input)
+    return sizes, ctx.fresh(op.result.type, sizes), ctx.reader(op.input, list(range(len(sizes))))
+
+
 @BUFFERIZE.register(CumulativeOp)
 def _lower_cumulative(ctx, op):
-    x, axis = op.input, op.axis
-    sizes = ctx.sizes(x)
-    element = x.type.element
-    out = ctx.fresh(op.result.type, sizes)
-    reader = ctx.reader(x, list(range(len(sizes))))
+    axis, element = op.axis, op.input.type.element
+    sizes, out, reader = _prepare(ctx, op)
     combine = scalar.MulOp if isinstance(op, CumProdOp) else scalar.AddOp
     identity = ctx.constant(1 if isinstance(op, CumProdOp) else 0, element)
     length = sizes[axis]
@@ -60,11 +64,8 @@ def _comes_before(a, element, other, mine, other_is_earlier):
 
 @BUFFERIZE.register(ArgSortOp)
 def _lower_argsort(ctx, op):
-    x, axis = op.input, op.axis
-    sizes = ctx.sizes(x)
-    element = x.type.element
-    out = ctx.fresh(op.result.type, sizes)
-    reader = ctx.reader(x, list(range(len(sizes))))
+    axis, element = op.axis, op.input.type.element
+    sizes, out, reader = _prepare(ctx, op)
     zero, one = ctx.constant(0), ctx.constant(1)
 
     def place(b, ivs):
