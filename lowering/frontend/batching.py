@@ -16,7 +16,7 @@ op needs it); an op without one is an error naming it.
 """
 from __future__ import annotations
 
-from lowering.dialects.tensor import IfOp
+from lowering.dialects.tensor import CumSumOp, IfOp
 from lowering.dialects.tensor import (AdvancedIncSubtensorOp, AdvancedSetSubtensorOp,
                                       AdvancedSubtensorOp, AllocOp, CastOp, ConcatenateOp,
                                       DimShuffleOp, DotOp, ElementwiseOp, FillOp, GradFilterOp,
@@ -284,3 +284,10 @@ def _if(b: Batch, op, operands, batched):
     new = IfOp.build(operands[0], yielded(op.then_region), yielded(op.else_region),
                      location=b.loc)
     return [(r, True) for r in new.results]
+
+
+@BATCHING.register(CumSumOp)
+def _cumsum(b: Batch, op, operands, batched):
+    """A running sum is linear: the same sum one axis further in."""
+    out = CumSumOp.build(operands[0], op.axis + 1, bool(op.reverse), location=b.loc)
+    return [(out.result, True)]

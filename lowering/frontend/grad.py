@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 
+from lowering.config import config
 from lowering.dialects.tensor import ConstantOp, GradFilterOp
 from lowering.dialects.tensor.elementwise import AddOp
 from lowering.dialects.tensor.shape_ops import match_type
@@ -25,7 +26,7 @@ from lowering.ir.location import default_location
 from .constructors import as_tensor_variable, constant
 from .errors import DisconnectedInputError, GraphBuildError, GraphTypeError
 from .graph import depends_on, toposort
-from .shapes import zeros_like
+from .shapes import ones_like, zeros_like
 from .variable import TensorVariable, wrap
 
 
@@ -45,7 +46,9 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
       it, ``cost`` may be None.
     - ``add_names``: name the gradients ``(dcost/dwrt)`` when both are named.
 
-    Each result has its ``wrt`` variable's type.
+    Each result has its ``wrt`` variable's type; as in Theano 1.0 the gradient of an integer
+    ``wrt`` variable is float zeros (floatX), and an integer-valued cost has zero gradients
+    (ones with respect to itself).
 
     >>> from lowering.frontend.constructors import scalar
     >>> a, b = scalar("a"), scalar("b")
@@ -70,24 +73,33 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs: str = "raise",
             raise TypeError(f"grad: wrt must be symbolic variables, got {type(w).__name__} ({w!r})")
 
     seeds = _seeds(cost, known_grads)
+    # Theano 1.0: an integer-valued cost is differentiable, and its gradient is zero everywhere
+    # but on itself (its op's gradient may not flow through an integer output). It takes part
+    # in the walk only to tell connected inputs from disconnected ones.
+    discrete_cost = as_tensor_variable(cost).value if _is_discrete_cost(cost) else None
+    outputs = list(seeds) + ([discrete_cost] if discrete_cost is not None else [])
     stop = {as_tensor_variable(v).value for v in (consider_constant or ())}
-    stop |= _disconnected_filters(list(seeds), stop)
+    stop |= _disconnected_filters(outputs, stop)
     sources = [w.value for w in wrt_list]
-    relevant = depends_on(list(seeds), sources, stop)
+    relevant = depends_on(outputs, sources, stop)
     null: set[Value] = set()
     grads = _backpropagate(seeds, relevant, stop, null if null_gradients == "return" else None)
 
     results = []
     for w in wrt_list:
         g = grads.get(w.value)
-        if w.value not in relevant:
+        if w.value is discrete_cost:
+            g = ones_like(w, dtype=config.floatX)
+        elif w.value not in relevant:
             _disconnected(w, disconnected_inputs)
-            g = {"none": None, "zero": zeros_like(w),
+            g = {"none": None, "zero": _float_zeros_like(w),
                  "disconnected": DisconnectedVariable()}[return_disconnected.lower()]
         elif w.value in null:  # behind an op with no gradient rule (null_gradients='return')
             g = None
-        elif g is None:  # connected only through ops with no gradient (integers, shapes)
-            g = zeros_like(w)
+        elif g is None or not _is_continuous(w.dtype):
+            # Connected only through ops with no gradient (integers, shapes), or an integer
+            # input, whose gradient Theano defines as float zeros.
+            g = _float_zeros_like(w)
         else:
             g = wrap(match_type(g, w.value) if g.type != w.value.type else g)
         cost_name = getattr(cost, "name", None)
@@ -108,10 +120,8 @@ def _seeds(cost, known_grads) -> dict[Value, list[Value]]:
         if cost.ndim != 0:
             raise GraphTypeError(f"grad: the cost must be a scalar (rank 0), got {cost} of type "
                                  f"{cost.type}; sum or average it first")
-        if not cost.dtype.startswith("float"):
-            raise GraphTypeError(f"grad: the cost must be a float scalar, got {cost} of dtype "
-                                 f"{cost.dtype}")
-        seeds[cost.value] = [constant(1, dtype=cost.dtype).value]
+        if _is_continuous(cost.dtype):
+            seeds[cost.value] = [constant(1, dtype=cost.dtype).value]
     for var, g in (known_grads or {}).items():
         var, g = as_tensor_variable(var), as_tensor_variable(g)
         if g.ndim != var.ndim:
@@ -119,6 +129,21 @@ def _seeds(cost, known_grads) -> dict[Value, list[Value]]:
                                  f"not {var.ndim}")
         seeds.setdefault(var.value, []).append(match_type(g.value, var.value))
     return seeds
+
+
+def _is_continuous(dtype: str) -> bool:
+    return dtype.startswith(("float", "complex"))
+
+
+def _is_discrete_cost(cost) -> bool:
+    """Whether ``cost`` is an integer or boolean scalar (Theano differentiates those too)."""
+    return cost is not None and not _is_continuous(as_tensor_variable(cost).dtype)
+
+
+def _float_zeros_like(w: TensorVariable) -> TensorVariable:
+    """Zeros of ``w``'s shape, in ``w``'s dtype when it is a float, else in floatX: Theano's
+    gradients are never integers."""
+    return zeros_like(w, dtype=None if _is_continuous(w.dtype) else config.floatX)
 
 
 def _total(contributions: list[Value]) -> Value:

@@ -62,6 +62,8 @@ def _is_array_item(item) -> bool:
 
 def getitem(x: TensorVariable, key) -> TensorVariable:
     """``x[key]``."""
+    if isinstance(key, list) and any(isinstance(k, slice) for k in key):
+        key = tuple(key)  # Theano reads a list holding slices as the tuple of its items
     items = list(key) if isinstance(key, tuple) else [key]
     if (len(items) == 1 and _is_int(items[0]) and isinstance(x.operation, ShapeOp)):
         # x.shape[i] is one size: build shape_i directly (Theano's Shape_i{i}).

@@ -161,15 +161,32 @@ def join(axis: int, *tensors) -> TensorVariable:
     return concatenate(tensors, axis=axis)
 
 
-def stack(tensors, axis: int = 0) -> TensorVariable:
-    """``tensors`` of one rank stacked along a new dim ``axis``; scalars make a vector.
+def stack(*args, **kwargs) -> TensorVariable:
+    """``stack(tensors, axis=0)``: ``tensors`` of one rank stacked along a new dim ``axis``;
+    scalars make a vector. Theano's older form ``stack(a, b, ...)`` (separate arguments,
+    stacked along axis 0) is accepted too.
 
     >>> from lowering.frontend.constructors import scalar, vector
     >>> str(stack([scalar(), scalar()]).type), str(stack([vector(), vector()], axis=1).type)
     ('TensorType(float64, vector)', 'TensorType(float64, matrix)')
+    >>> str(stack(scalar(), scalar(), scalar()).value.type)
+    'tensor<3xf64>'
     """
-    if not isinstance(tensors, (list, tuple)):
-        raise TypeError("stack takes a list of tensors")
+    unknown = set(kwargs) - {"tensors", "axis"}
+    if unknown:
+        raise TypeError(f"stack got unexpected keyword arguments {sorted(unknown)}")
+    if "tensors" in kwargs:
+        if args:
+            raise TypeError("stack: tensors given both by position and as tensors=")
+        tensors, axis = kwargs["tensors"], kwargs.get("axis", 0)
+    elif not args:
+        raise TypeError("stack needs the tensors to stack: stack(tensors, axis=0)")
+    elif isinstance(args[0], (list, tuple)):
+        if len(args) > 2 or (len(args) == 2 and "axis" in kwargs):
+            raise TypeError("stack takes a list of tensors and an axis")
+        tensors, axis = args[0], args[1] if len(args) == 2 else kwargs.get("axis", 0)
+    else:  # Theano's stack(a, b, ...)
+        tensors, axis = args, kwargs.get("axis", 0)
     tensors = [as_tensor_variable(t) for t in tensors]
     if not tensors:
         raise GraphBuildError("stack needs at least one tensor")

@@ -223,8 +223,15 @@ class TensorVariable(Variable):
         raise TypeError("Variables do not support boolean operations.")
 
     def __iter__(self):
-        raise TypeError(f"a symbolic variable ({self}) cannot be iterated: its length is only known "
-                        f"when the graph runs; index it (x[i]) instead")
+        """The entries of a vector whose length the type knows (``a, b = x.shape``,
+        ``list(x.shape[2:])``), as Theano iterates them; any other variable cannot be iterated."""
+        length = self.value.type.shape[0] if self.ndim == 1 else None
+        if length is None:
+            raise TypeError(f"a symbolic variable ({self}) cannot be iterated: only a vector of "
+                            f"known length (such as x.shape) can, and this one has type "
+                            f"{self.value.type}; index it (x[i]) instead, or use T.sum/T.max "
+                            f"rather than Python's sum/max")
+        return (self[i] for i in range(length))
 
     def __len__(self):
         raise TypeError(f"len() of a symbolic variable ({self}) is unknown until the graph runs; "

@@ -61,4 +61,17 @@ from . import (basic, elemwise, extra_ops, nnet, shared_randomstreams, signal,  
                type, var, xlogx)
 from lowering.unsupported import mirror_getattr  # noqa: E402
 
+# Tensor functions of Theano's ``theano.tensor`` and ``theano.tensor.extra_ops``: sorting,
+# tensordot, eye, running sums and products, repeat, one-hot, index arithmetic.
+from lowering.frontend.diagonals import eye, identity_like  # noqa: E402,F401
+from lowering.frontend.elemwise import sqr as square  # noqa: E402,F401
+from lowering.frontend.extra_ops import (bincount, cumprod, cumsum, diff,  # noqa: E402,F401
+                                         fill_diagonal, fill_diagonal_offset, ravel_multi_index,
+                                         repeat, to_one_hot, unravel_index)
+from lowering.frontend.sorting import argsort, sort  # noqa: E402,F401
+from lowering.frontend.tensordot import tensordot  # noqa: E402,F401
+from lowering.frontend.broadcasting import addbroadcast, patternbroadcast  # noqa: E402,F401
+from lowering.frontend.logical_reductions import all, any  # noqa: E402,F401,A004
+from lowering.frontend.tiling import tile  # noqa: E402,F401
+
 __getattr__ = mirror_getattr(__name__)

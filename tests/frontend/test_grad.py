@@ -221,9 +221,9 @@ def test_disconnected_inputs():
 def test_paths_through_integers_give_zero_gradients():
     x, i = T.vector("x"), T.ivector("i")
     cost = (x * T.argmax(x)).sum() + T.cast(i, "float64").sum()
-    gi = T.grad(cost, i)
-    assert gi.dtype == "int32" and np.array_equal(evaluate(gi, {i: np.array([1, 2], "int32")}),
-                                                  [0, 0])
+    gi = T.grad(cost, i)  # Theano's gradients are never integers: float zeros
+    assert gi.dtype == "float64" and np.array_equal(evaluate(gi, {i: np.array([1, 2], "int32")}),
+                                                    [0, 0])
 
 
 def test_known_grads():
@@ -236,12 +236,10 @@ def test_known_grads():
     assert np.allclose(evaluate(both, {x: V3}), 2 * np.exp(V3))
 
 
-def test_cost_must_be_a_float_scalar():
+def test_cost_must_be_a_scalar():
     x = T.vector("x")
     with pytest.raises(GraphTypeError, match=r"test_grad.py:\d+: grad: the cost must be a scalar"):
         T.grad(x * 2, x)
-    with pytest.raises(GraphTypeError, match="float scalar"):
-        T.grad(T.argmax(x), x)
     with pytest.raises(TypeError, match="symbolic variables"):
         T.grad(x.sum(), np.ones(3))
 

@@ -43,6 +43,7 @@ NOT_DIFFERENTIABLE = {
     "shape": lambda x, m: (m * x).shape, "shape_i": lambda x, m: (m + x).shape[1],
     "arange": lambda x, m: T.arange(T.cast(x.sum() * 4, "int64")),
     "random": lambda x, m: RandomStreams(seed=3).uniform(size=(m * x).shape),
+    "argsort": lambda x, m: T.argsort(m * x, axis=0),
 }
 
 
@@ -93,6 +94,8 @@ OP_CASES = {
     "tensor.specify_shape": lambda x, m: T.specify_shape(m * x, (3, 4)) ** 2,
     "tensor.pool2d": lambda x, m: T.signal.pool.pool_2d((m * x).reshape((1, 3, 4)), ws=(2, 2),
                                                         ignore_border=False) ** 2,
+    "tensor.cumsum": lambda x, m: T.cumsum(m * x, axis=1),
+    "tensor.cumprod": lambda x, m: T.cumprod(m * x, axis=0),
 }
 
 

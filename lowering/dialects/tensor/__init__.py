@@ -31,6 +31,8 @@ from . import scan_grad  # noqa: F401  (backpropagation through time)
 from .grad_filter import GradFilterOp  # noqa: F401
 from .rop import R_OP  # noqa: F401
 from . import pool_rop  # noqa: F401,E402  (forward mode through pool2d)
+from .cumulative import CumProdOp, CumSumOp, CumulativeOp  # noqa: F401
+from .sorting import ArgSortOp  # noqa: F401
 
 from lowering.ir.context import Dialect  # noqa: E402
 
