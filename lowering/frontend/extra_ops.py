@@ -18,7 +18,6 @@ array([[0., 0., 1.],
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
 
 import numpy as np
 
@@ -33,7 +32,8 @@ from .elemwise import cast, clip, eq, ge, int_div, lt, maximum, mod
 from .errors import GraphBuildError, GraphTypeError
 from .indexing import inc_subtensor
 from .reductions import max as max_
-from .shapes import alloc, arange, dimshuffle, flatten, reshape, shape_i, zeros
+from .shapes import (alloc, arange, dimshuffle, flatten, reshape, shape_i,  # noqa: F401
+                     squeeze, zeros)
 from .variable import TensorVariable
 
 __all__ = ["bincount", "cumprod", "cumsum", "diff", "fill_diagonal", "fill_diagonal_offset",
@@ -88,18 +88,6 @@ def to_one_hot(y, nb_class, dtype=None) -> TensorVariable:
                              f"{y.type}")
     classes = dimshuffle(arange(nb_class), ("x", 0))
     return cast(eq(dimshuffle(y, (0, "x")), classes), dtype or config.floatX)
-
-
-def squeeze(x, axis=None) -> TensorVariable:
-    """``x`` without its broadcastable dimensions among ``axis`` (an int, a list of them, or
-    None for all); a listed dimension that is not broadcastable stays, as in Theano."""
-    x = as_tensor_variable(x)
-    if axis is None:
-        axis = range(x.ndim)
-    elif not isinstance(axis, Iterable):
-        axis = [axis]
-    axes = {_axis(x, a, "squeeze") for a in axis}
-    return dimshuffle(x, [d for d in range(x.ndim) if not (x.broadcastable[d] and d in axes)])
 
 
 def _take(x: TensorVariable, indices: TensorVariable, axis: int) -> TensorVariable:

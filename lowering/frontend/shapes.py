@@ -84,10 +84,22 @@ def transpose(x, axes=None) -> TensorVariable:
     return dimshuffle(x, axes)
 
 
-def squeeze(x) -> TensorVariable:
-    """``x`` without its broadcastable dims."""
+def squeeze(x, axis=None) -> TensorVariable:
+    """``x`` without its broadcastable dimensions among ``axis`` (an int, a list of them, or
+    None for all); a listed dimension that is not broadcastable stays, as in Theano.
+
+    >>> import lowering.tensor as T
+    >>> squeeze(T.tensor3("t", dtype="float32").dimshuffle(0, "x", 1, 2), axis=1).ndim
+    3
+    """
     x = as_tensor_variable(x)
-    return dimshuffle(x, [d for d, b in enumerate(x.broadcastable) if not b])
+    axes = range(x.ndim) if axis is None else \
+        list(axis) if isinstance(axis, (list, tuple, range)) else [axis]
+    for a in axes:
+        if not -x.ndim <= a < x.ndim:
+            raise GraphBuildError(f"squeeze: axis {a} is out of range for {x} of rank {x.ndim}")
+    axes = {a % x.ndim for a in axes}
+    return dimshuffle(x, [d for d in range(x.ndim) if not (x.broadcastable[d] and d in axes)])
 
 
 def shape_padleft(x, n_ones: int = 1) -> TensorVariable:
