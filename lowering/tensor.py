@@ -72,3 +72,7 @@ from lowering.frontend import signal  # noqa: E402,F401
 _sys.modules[__name__ + ".nnet.conv"] = nnet.conv
 _sys.modules[__name__ + ".signal"] = signal
 _sys.modules[__name__ + ".signal.pool"] = signal.pool
+
+# Complex numbers: parts, conjugate, and complex tensors from parts.
+from lowering.frontend.complex_numbers import (angle, complex, complex_from_polar,  # noqa: F401,E402,A004
+                                               conj, conjugate, imag, real)

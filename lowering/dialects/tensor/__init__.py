@@ -30,6 +30,8 @@ from . import scan_rewrites  # noqa: F401  (loop-invariant code motion, last-ste
 from . import scan_grad  # noqa: F401  (backpropagation through time)
 from .grad_filter import GradFilterOp  # noqa: F401
 from .rop import R_OP  # noqa: F401
+from .complex import (AngleOp, COMPLEX_ELEMENTWISE_OPS, ComplexFromPolarOp,  # noqa: F401
+                      ComplexOp, ConjOp, ImagOp, RealOp)
 
 from lowering.ir.context import Dialect  # noqa: E402
 
