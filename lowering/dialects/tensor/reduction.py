@@ -121,7 +121,7 @@ class ReductionOp(TensorOp):
 
 
 def _sum_element(element: ScalarType) -> ScalarType:
-    if element.is_float:
+    if element.is_float or element.is_complex:
         return element
     if element.is_int and not element.is_signed:
         return UI64
@@ -191,7 +191,18 @@ def _extremum(find):
     return reducer
 
 
+def _refuse_complex(cls, element: ScalarType) -> None:
+    if element.is_complex:
+        raise VerifyError(f"{cls.name}: operand type {element} is not accepted (complex numbers "
+                          f"are not ordered)")
+
+
 class _ExtremumOp(ReductionOp):
+    @classmethod
+    def result_element(cls, element):
+        _refuse_complex(cls, element)
+        return element
+
     def grad(self, output_grads):
         gz = self.output_grad(output_grads)
         if gz is None:
@@ -237,7 +248,7 @@ class MeanOp(ReductionOp):
 
     @classmethod
     def result_element(cls, element):
-        return element if element.is_float else F64
+        return element if element.is_float or element.is_complex else F64
 
     def grad(self, output_grads):
         gz = self.output_grad(output_grads)
@@ -265,6 +276,7 @@ class MeanOp(ReductionOp):
 class _ArgExtremumOp(ReductionOp):
     @classmethod
     def result_element(cls, element):
+        _refuse_complex(cls, element)
         return I64
 
     @classmethod
