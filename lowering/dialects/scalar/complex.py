@@ -7,7 +7,7 @@ complex numbers. ``complex`` and ``complex_from_polar`` make a ``complex<f32>`` 
 
 >>> import numpy as np
 >>> from lowering.ir.types import C64, F64
->>> str(RealOp.result_element([C64])), str(ComplexOp.result_element([F64]))
+>>> str(RealOp.result_element([C64])), str(ComplexOp.result_element([F64, F64]))
 ('f32', 'complex<f64>')
 >>> ComplexOp.evaluate(np.float64(1.0), np.float64(np.inf))
 np.complex128(1+infj)
