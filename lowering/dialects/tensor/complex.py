@@ -69,6 +69,8 @@ ComplexFromPolarOp = _define(BinaryElementwiseOp, scalar.ComplexFromPolarOp, _fr
 COMPLEX_ELEMENTWISE_OPS = {cls.short: cls for cls in (RealOp, ImagOp, AngleOp, ConjOp, ComplexOp,
                                                       ComplexFromPolarOp)}
 assert not set(COMPLEX_ELEMENTWISE_OPS) & set(ELEMENTWISE_OPS)
+for _cls in COMPLEX_ELEMENTWISE_OPS.values():
+    _cls.__module__ = __name__  # defined here, by the helper of elementwise.py
 
 
 # ---------------------------------------------------------------------------------------------
