@@ -401,6 +401,9 @@ class CastOp(ElementwiseOp):
         if gz is None or not (is_differentiable_type(self.input.type)
                               and is_differentiable_type(self.result.type)):
             return [None]
+        if gz.type.element.is_complex and not self.input.type.element.is_complex:
+            from .complex import RealOp  # a real number made complex: its part's gradient
+            gz = RealOp.build(gz, location=self.location).result
         return [unbroadcast(gz, self.input.type, self.location)]
 
 
