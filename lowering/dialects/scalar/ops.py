@@ -131,12 +131,13 @@ class ScalarOp(Operation):
             raise VerifyError(f"{cls.name}: operands must have one element type, got "
                               f"{', '.join(map(str, elements))}")
         element = elements[0]
-        if element.is_complex and COMPLEX not in kind.accepts:
+        found = element_class(element)
+        if found == COMPLEX and COMPLEX not in kind.accepts:
             if cls.complex_result is None:
                 raise VerifyError(f"{cls.name}: operand type {element} is not accepted "
                                   f"({cls.short} is not defined for complex numbers)")
             return element if cls.complex_result == "same" else element.real_part
-        if element_class(element) not in kind.accepts:
+        if found not in kind.accepts:
             raise VerifyError(f"{cls.name}: operand type {element} is not accepted "
                               f"(expects {' or '.join(sorted(kind.accepts))})")
         if kind.result == "same":

@@ -25,8 +25,8 @@ from __future__ import annotations
 from lowering.dialects import scalar
 from lowering.ir.core import register_op
 
-from .elementwise import (ELEMENTWISE_OPS, AbsOp, BinaryElementwiseOp, DivOp, ExpOp, MulOp,
-                          SqrOp, UnaryElementwiseOp, _define)
+from .elementwise import (ELEMENTWISE_OPS, AbsOp, BinaryElementwiseOp, CastOp, DivOp, ExpOp,
+                          MulOp, SqrOp, UnaryElementwiseOp, _define)
 
 
 def _op(cls, emit, *operands):
@@ -95,6 +95,8 @@ _COMPLEX_PARTIALS = {
     ExpOp: lambda e, gz, x, y: e.mul(gz, conj(e, y)),
     SqrOp: lambda e, gz, x, y: e.mul(gz, conj(e, e.mul(x, e.const(2, x)))),
     AbsOp: _abs,
+    # a real tensor cast to complex: only the real part's gradient flows back
+    CastOp: lambda e, gz, x, y: _op(RealOp, e, gz),
 }
 for _cls, _rule in _COMPLEX_PARTIALS.items():
     _cls.complex_partials = staticmethod(_rule)

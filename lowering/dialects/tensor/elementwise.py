@@ -402,8 +402,8 @@ class CastOp(ElementwiseOp):
                               and is_differentiable_type(self.result.type)):
             return [None]
         if gz.type.element.is_complex and not self.input.type.element.is_complex:
-            from .complex import RealOp  # a real number made complex: its part's gradient
-            gz = RealOp.build(gz, location=self.location).result
+            # a real number made complex: the gradient of its part (tensor/complex.py's rule)
+            gz = self.complex_partials(Emitter(self.location), gz, self.input, self.result)
         return [unbroadcast(gz, self.input.type, self.location)]
 
 
