@@ -303,6 +303,7 @@ COSTS = {
     + abs(T.complex_from_polar(x, x) - w).sum(),
     "dot": lambda z, w, x: abs(T.dot(z, w)) + T.real(T.dot(T.outer(z, w), w)).sum(),
     "mixed": lambda z, w, x: abs(T.sqr(z) + x - w * 2).sum(),
+    "reductions": lambda z, w, x: abs(T.prod(z * w)) + abs(T.mean(z - x)) + T.real(z.sum()),
 }
 
 

@@ -9,7 +9,8 @@ respect to ``z`` is ``dC/d(real z) + i dC/d(imag z)`` (so ``real`` sends ``gz`` 
 ``complex(gz, 0)`` and ``imag`` as ``complex(0, gz)``, as Theano's ``Real.grad`` and
 ``Imag.grad`` do). For a holomorphic ``w = f(z)`` that makes the gradient
 ``conj(f'(z)) * gw``: ``mul``, ``div``, ``exp`` and ``sqr`` have such rules
-(``complex_partials``), and ``add``, ``sub`` and ``neg`` need none of their own.
+(``complex_partials``), and ``add``, ``sub`` and ``neg`` need none of their own; ``prod``
+conjugates its factor with ``tensor.conj`` (``ProdOp.conjugate``).
 
 >>> from lowering.ir.core import Block
 >>> from lowering.ir.types import C64, F32, TensorType
@@ -27,6 +28,7 @@ from lowering.ir.core import register_op
 
 from .elementwise import (ELEMENTWISE_OPS, AbsOp, BinaryElementwiseOp, CastOp, DivOp, ExpOp,
                           MulOp, SqrOp, UnaryElementwiseOp, _define)
+from .reduction import ProdOp
 
 
 def _op(cls, emit, *operands):
@@ -101,6 +103,8 @@ _COMPLEX_PARTIALS = {
 for _cls, _rule in _COMPLEX_PARTIALS.items():
     _cls.complex_partials = staticmethod(_rule)
 del _cls, _rule
+ProdOp.conjugate = staticmethod(lambda value, location: ConjOp.build(value,
+                                                                     location=location).result)
 
 __all__ = ["COMPLEX_ELEMENTWISE_OPS", "RealOp", "ImagOp", "AngleOp", "ConjOp", "ComplexOp",
            "ComplexFromPolarOp", "conj", "as_complex"]

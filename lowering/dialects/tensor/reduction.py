@@ -160,6 +160,8 @@ class ProdOp(ReductionOp):
     name = "tensor.prod"
     reducer = staticmethod(lambda x, axes, dtype, keepdims: np.prod(
         x, axis=axes, dtype=dtype, keepdims=keepdims))
+    # conjugate(value, location): tensor.conj of a complex value (set by tensor/complex.py)
+    conjugate: ClassVar[Callable | None] = None
 
     @classmethod
     def result_element(cls, element):
@@ -170,14 +172,19 @@ class ProdOp(ReductionOp):
         if gz is None:
             return [None]
         e, x, loc = Emitter(self.location), self.input, self.location
-        is_zero = e.eq(x, e.const(0, x))
+        complex_x = x.type.element.is_complex
+        magnitude = e.abs(x) if complex_x else x  # complex numbers compare by their modulus
+        is_zero = e.eq(magnitude, e.const(0, magnitude))
         without_zeros = e.where(is_zero, e.const(1, x), x)
         others = ProdOp.build(without_zeros, self.axes, keepdims=True, location=loc).result
-        zero_count = SumOp.build(CastOp.build(is_zero, x.type.element, location=loc).result,
+        zero_count = SumOp.build(CastOp.build(is_zero, magnitude.type.element,
+                                              location=loc).result,
                                  self.axes, keepdims=True, location=loc).result
-        no_zero = e.eq(zero_count, e.const(0, x))
-        one_zero = e.eq(zero_count, e.const(1, x))
+        no_zero = e.eq(zero_count, e.const(0, zero_count))
+        one_zero = e.eq(zero_count, e.const(1, zero_count))
         factor = e.where(is_zero, e.masked(one_zero, others), e.masked(no_zero, e.div(others, x)))
+        if complex_x:  # Theano's convention: conj(d prod / dx) * gz
+            factor = self.conjugate(factor, loc)
         return [unbroadcast(e.mul(self.with_kept_dims(gz), factor), x.type, loc)]
 
 
