@@ -3,16 +3,15 @@ and ``complex_from_polar`` (``abs_`` and the arithmetic take complex tensors as 
 
 Real tensors are complex numbers with a zero imaginary part, as in Theano and NumPy:
 ``real(x)`` and ``conj(x)`` are ``x``, ``imag(x)`` is zeros and ``angle(x)`` is 0 or pi.
-``complex(a, b)`` promotes ``a`` and ``b`` to one float dtype first (float16 and small integers
-to float32 as real functions do, wider integers to float64) and refuses complex operands.
+``complex(a, b)`` promotes ``a`` and ``b`` to one float dtype first (integers to the float type
+real functions compute in, float16 to float32: complex parts are f32 or f64) and refuses complex
+operands.
 
 >>> from lowering.frontend.constructors import fvector, zmatrix
 >>> complex(fvector(), 1.0).dtype, real(zmatrix()).dtype, angle(fvector()).dtype
 ('complex64', 'float64', 'float32')
 """
 from __future__ import annotations
-
-import builtins
 
 from lowering.dialects.tensor.complex import (AngleOp, ComplexFromPolarOp, ComplexOp, ConjOp,
                                               ImagOp, RealOp)
@@ -81,7 +80,5 @@ def complex_from_polar(abs, angle) -> TensorVariable:  # noqa: A002 - Theano's n
 
 
 conjugate = conj
-# Theano's builtin-shadowing name, kept reachable for this module's readers.
-_builtin_complex = builtins.complex
 
 __all__ = ["real", "imag", "angle", "conj", "conjugate", "complex", "complex_from_polar"]
