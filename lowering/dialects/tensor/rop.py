@@ -255,3 +255,12 @@ R_OP.unsupported(Pool2dOp, "forward mode through pool_2d is not built yet (for m
                            "goes through it")
 R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
                          "which is not built yet; Lop (reverse mode) goes through scan")
+
+
+# Forward mode through the functions of complex numbers is not built (their partials are the
+# conjugated ones of reverse mode, tensor/complex.py).
+from .complex import COMPLEX_ELEMENTWISE_OPS  # noqa: E402
+
+for _cls in COMPLEX_ELEMENTWISE_OPS.values():
+    R_OP.unsupported(_cls, "forward-mode derivatives of complex numbers are not built")
+del _cls
