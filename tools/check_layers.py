@@ -65,7 +65,7 @@ KNOWN_CIRCLES: tuple[tuple[tuple[str, ...], str], ...] = (
       "lowering.frontend.custom_op", "lowering.frontend.elemwise", "lowering.frontend.indexing",
       "lowering.frontend.linalg", "lowering.frontend.reductions", "lowering.frontend.shapes",
       "lowering.frontend.theano_ops", "lowering.frontend.transfer", "lowering.frontend.types",
-      "lowering.frontend.variable"),
+      "lowering.frontend.variable", "lowering.frontend.complex_numbers"),
      "a TensorVariable's operators and methods call the constructors, which make variables"),
     (("lowering.tensor", "lowering.tensor.basic"),
      "theano.tensor.basic offers the names the package gathers before importing it"),

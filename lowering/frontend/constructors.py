@@ -32,7 +32,8 @@ PATTERNS = {
 PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
            "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s", "tensor5": "tensor5s",
            "tensor6": "tensor6s", "tensor7": "tensor7s"}
-PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64"}
+PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32", "d": "float64",
+            "c": "complex64", "z": "complex128"}
 
 
 def tensor(dtype=None, broadcastable=None, name: str | None = None, shape=None) -> TensorVariable:
@@ -126,7 +127,8 @@ __all__ = constructor_names() + ["tensor", "constant", "as_tensor_variable", "as
 
 
 def python_scalar_dtype(x) -> str:
-    """The dtype a Python scalar gets on its own: bool, int64, or floatX for floats.
+    """The dtype a Python scalar gets on its own: bool, int64, floatX for floats, complex128
+    for complex numbers (complex64 when floatX is float32).
 
     >>> python_scalar_dtype(True), python_scalar_dtype(3), python_scalar_dtype(0.5)
     ('bool', 'int64', 'float64')
@@ -137,6 +139,8 @@ def python_scalar_dtype(x) -> str:
         return "int64" if -2 ** 63 <= x < 2 ** 63 else "uint64"
     if isinstance(x, float):
         return config.floatX
+    if isinstance(x, complex):
+        return "complex64" if config.floatX == "float32" else "complex128"
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
@@ -144,7 +148,7 @@ def as_array(x, dtype=None) -> np.ndarray:
     """Python or NumPy data as an array; Python floats take ``floatX`` unless ``dtype`` is given."""
     if dtype is not None:
         return np.asarray(x, dtype=canonical_dtype(dtype))
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         # (numpy.float64 is a Python float, but NumPy scalars keep their own dtype)
         return np.asarray(x, dtype=python_scalar_dtype(x))
     if isinstance(x, Variable):
@@ -154,7 +158,7 @@ def as_array(x, dtype=None) -> np.ndarray:
     if arr.dtype == object:
         raise TypeError(f"cannot make a tensor constant from {type(x).__name__} data ({x!r}); "
                         f"mixing symbolic variables into lists needs T.stack")
-    canonical_dtype(arr.dtype)  # reject complex, strings, ...
+    canonical_dtype(arr.dtype)  # reject strings, long doubles, ...
     return arr
 
 

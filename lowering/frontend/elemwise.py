@@ -36,7 +36,7 @@ from .errors import GraphTypeError
 from .types import canonical_dtype
 from .variable import TensorVariable, wrap
 
-_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _kind(dtype: str) -> int:
@@ -44,7 +44,7 @@ def _kind(dtype: str) -> int:
 
 
 def _is_weak(x) -> bool:
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def _operands(args) -> list:
@@ -59,7 +59,7 @@ def float_dtype_for(dtype: str) -> str:
     >>> float_dtype_for("float32"), float_dtype_for("int32"), float_dtype_for("int8")
     ('float32', 'float64', 'float64')
     """
-    if np.dtype(dtype).kind == "f":
+    if np.dtype(dtype).kind in "fc":
         return dtype
     if config.floatX != "float64" and np.dtype(dtype).itemsize <= 2:
         return "float32"
@@ -80,7 +80,10 @@ def common_dtype(*args) -> str:
     dtype = str(np.result_type(*strong))
     for w in weak:
         wkind = _kind(_weak_default(w))
-        if wkind > _kind(dtype):
+        if isinstance(w, complex) and _kind(dtype) < wkind:
+            # A Python complex number takes the precision of the tensors (x32 * 1j: complex64).
+            dtype = complex_dtype_for(float_dtype_for(dtype))
+        elif wkind > _kind(dtype):
             dtype = str(np.result_type(dtype, _weak_default(w)))
         elif isinstance(w, int) and not isinstance(w, bool) and np.dtype(dtype).kind in "iu":
             info = np.iinfo(dtype)
@@ -104,7 +107,20 @@ def _weak_default(w) -> str:
         return "bool"
     if isinstance(w, int):
         return "uint64" if w >= 2 ** 63 else "int64"
+    if isinstance(w, complex):
+        return complex_dtype_for(config.floatX)
     return config.floatX
+
+
+def complex_dtype_for(dtype: str) -> str:
+    """The complex dtype with parts of float ``dtype`` (float16 parts widen to float32).
+
+    >>> complex_dtype_for("float32"), complex_dtype_for("float64"), complex_dtype_for("complex64")
+    ('complex64', 'complex128', 'complex64')
+    """
+    if np.dtype(dtype).kind == "c":
+        return dtype
+    return "complex128" if dtype == "float64" else "complex64"
 
 
 def _operand_dtype(short: str, dtype: str) -> str:

@@ -20,7 +20,7 @@ from lowering.ir.types import scalar_type_of
 
 #: Every dtype a tensor may have.
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64",
-          "uint8", "uint16", "uint32", "uint64", "bool")
+          "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "complex128")
 
 _NAMED_PATTERNS = {(): "scalar", (False,): "vector", (False, True): "col", (True, False): "row",
                    (False, False): "matrix"}

@@ -277,6 +277,21 @@ class TensorVariable(Variable):
     def __rxor__(self, other): return elemwise.xor(other, self)
     def __invert__(self): return elemwise.invert(self)
 
+    # -- complex numbers (Theano's properties and methods) --------------------------------------
+
+    @property
+    def real(self) -> "TensorVariable":
+        return complex_numbers.real(self)
+
+    @property
+    def imag(self) -> "TensorVariable":
+        return complex_numbers.imag(self)
+
+    def conj(self) -> "TensorVariable":
+        return complex_numbers.conj(self)
+
+    conjugate = conj
+
     __hash__ = object.__hash__
 
     # -- methods --------------------------------------------------------------------------------
@@ -423,3 +438,4 @@ class TensorConstant(TensorVariable, Constant):
 
 # The operator methods above call into these modules; they import this one, so they come last.
 from . import elemwise, indexing, linalg, reductions, shapes  # noqa: E402
+from . import complex_numbers  # noqa: E402

@@ -83,6 +83,45 @@ class FloatAttr(Attribute):
 
 
 @dataclass(frozen=True)
+class ComplexAttr(Attribute):
+    """A complex number of a ``complex<f32>`` or ``complex<f64>`` type, printed as MLIR's dense
+    complex elements are: ``(1.000000e+00, -2.000000e+00) : complex<f64>``.
+
+    >>> from lowering.ir.types import C64
+    >>> str(ComplexAttr(1 - 2j, C64)), ComplexAttr(1 - 2j, C64).value
+    ('(1.000000e+00, -2.000000e+00) : complex<f32>', (1-2j))
+    """
+
+    data: complex
+    type: ScalarType
+
+    def __post_init__(self):
+        object.__setattr__(self, "data", complex(self.data))
+
+    def __str__(self) -> str:
+        return f"{format_complex(self.data)} : {self.type}"
+
+    def _key(self) -> tuple:
+        return tuple("nan" if np.isnan(p) else p for p in (self.data.real, self.data.imag))
+
+    def __eq__(self, other):  # nan parts equal nan parts, so that round trips compare equal
+        return isinstance(other, ComplexAttr) and self.type == other.type \
+            and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((ComplexAttr, self._key(), self.type))
+
+    @property
+    def value(self) -> complex:
+        return self.data
+
+
+def format_complex(z: complex) -> str:
+    """``(real, imag)``, each part a float literal."""
+    return f"({format_float(z.real)}, {format_float(z.imag)})"
+
+
+@dataclass(frozen=True)
 class StringAttr(Attribute):
     data: str
 
@@ -254,6 +293,8 @@ def _dense_literal(arr: np.ndarray) -> str:
             return "true" if x else "false"
         if arr.dtype.kind == "f":
             return format_float(float(x))
+        if arr.dtype.kind == "c":
+            return format_complex(complex(x))
         return str(int(x))
 
     def rec(a) -> str:
@@ -290,6 +331,8 @@ def to_attribute(value) -> Attribute:
         return IntAttr(int(value))
     if isinstance(value, (float, np.floating)):
         return FloatAttr(float(value))
+    if isinstance(value, (complex, np.complexfloating)):
+        return ComplexAttr(complex(value), scalar_type_of(np.complex128))
     if isinstance(value, str):
         return StringAttr(value)
     if isinstance(value, Type):

@@ -73,13 +73,13 @@ from typing import Callable, NamedTuple, NoReturn
 
 import numpy as np
 
-from .attributes import (ArrayAttr, Attribute, BoolAttr, DenseAttr, DictAttr, FloatAttr, IntAttr,
-                         StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
+from .attributes import (ArrayAttr, Attribute, BoolAttr, ComplexAttr, DenseAttr, DictAttr,
+                         FloatAttr, IntAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
 from .context import Context, default_context
 from .core import ISOLATED, Block, IRError, Operation, Region, Value, did_you_mean
 from .location import UNKNOWN, FusedLoc, Location
-from .types import (F64, I64, SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType,
-                    Type)
+from .types import (F32, F64, I64, SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType,
+                    Type, complex_type_of)
 
 # One token per match; the leading part skips blanks and comments. Frequent tokens come first;
 # the order settles overlaps: simple tensor types are one token (before identifiers), dims
@@ -452,10 +452,12 @@ class Parser:
             return found
         if kind == _IDENT and text == "tensor":
             return self._parse_tensor_type()
+        if kind == _IDENT and text == "complex":
+            return self._parse_complex_type()
         if kind == _IDENT or kind == _BANG:
             parse = TYPE_PARSERS.get(text)
             if parse is None:
-                known = [*SCALAR_TYPES, "tensor", *TYPE_PARSERS]
+                known = [*SCALAR_TYPES, "tensor", "complex", *TYPE_PARSERS]
                 self.error(f"unknown type '{text}'{did_you_mean(text, known)}", i)
             self._i += 1
             self._enter(i)
@@ -489,6 +491,34 @@ class Parser:
         self.expect(">", "to end the tensor type")
         self._depth -= 1
         return TensorType(tuple(dims), element)
+
+    def _parse_complex_type(self) -> ScalarType:
+        """``complex<f32>`` or ``complex<f64>``."""
+        self._i += 1
+        self.expect("<", "after 'complex'")
+        part_at = self._i
+        part = self.parse_type()
+        if part not in (F32, F64):
+            self.error(f"a complex type's parts must be f32 or f64, not {part}", part_at)
+        self.expect(">", "to end the complex type")
+        return complex_type_of(part)
+
+    def _parse_complex_literal(self) -> complex:
+        """``(real, imag)``: two numbers (``inf``, ``nan`` allowed)."""
+        self.expect("(", "to start a complex number")
+        real = self.parse_float()
+        self.expect(",", "between a complex number's parts")
+        imag = self.parse_float()
+        self.expect(")", "to end a complex number")
+        return complex(real, imag)
+
+    def _at_complex_literal(self) -> bool:
+        """Whether the tokens start ``(number, ...`` (not a function type's ``(f32) -> ...``)."""
+        i = self._i
+        if self._texts[i] != "(":
+            return False
+        kind, text = self._kinds[i + 1], self._texts[i + 1]
+        return kind == _NUMBER or text in ("inf", "nan", "-")
 
     def parse_dims(self) -> list[int | None]:
         """``4x?x`` → ``[4, None]`` (each dimension is followed by ``x``); ``[]`` if none."""
@@ -544,6 +574,8 @@ class Parser:
         number = self._parse_number_text()
         if number is not None:
             return self._typed_number(number, i)
+        if self._at_complex_literal():
+            return self._typed_complex(i)
         if kind == _IDENT or kind == _BANG or kind == _TENSOR or text == "(":
             return TypeAttr(self.parse_type())
         self.error(f"expected an attribute, found {self._describe()}")
@@ -565,6 +597,17 @@ class Parser:
         value = int(text)
         self._check_int_range(value, value, number_type, at)
         return IntAttr(value, number_type)
+
+    def _typed_complex(self, at: int) -> ComplexAttr:
+        value = self._parse_complex_literal()
+        self.expect(":", "before a complex number's type")
+        type_at = self._i
+        number_type = self.parse_type()
+        if not (isinstance(number_type, ScalarType) and number_type.is_complex):
+            self.error(f"a complex number's type must be a complex type, not {number_type}",
+                       type_at)
+        self._check_float_range(np.array([value.real, value.imag]), number_type.real_part, at)
+        return ComplexAttr(value, number_type)
 
     def _check_int_range(self, low: int, high: int, of_type: ScalarType, at: int) -> None:
         """Integers from ``low`` to ``high`` must fit ``of_type`` (i1 holds 0 and 1)."""
@@ -601,7 +644,13 @@ class Parser:
         try:
             # Checked as Python numbers (NumPy would wrap, saturate or make inf silently).
             elements = list(_flatten(literal))
-            if elements and element.is_float:
+            if any(isinstance(e, complex) for e in elements) and not element.is_complex:
+                self.error(f"a dense literal of {tensor_type} cannot hold complex numbers", at)
+            if elements and element.is_complex:
+                parts = np.array([complex(e) for e in elements], dtype=np.complex128)
+                self._check_float_range(np.concatenate([parts.real, parts.imag]),
+                                        element.real_part, at)
+            elif elements and element.is_float:
                 self._check_float_range(np.array(elements, dtype=np.float64), element, at)
             elif elements:
                 self._check_int_range(int(min(elements)), int(max(elements)), element, at)
@@ -631,6 +680,8 @@ class Parser:
         if text == "true" or text == "false":
             self._i += 1
             return text == "true"
+        if self._at_complex_literal():
+            return self._parse_complex_literal()
         number = self._parse_number_text()
         if number is None:
             self.error(f"expected a number, true, false or '[' in a dense literal, "

@@ -24,7 +24,12 @@ class Type:
 
 @dataclass(frozen=True)
 class ScalarType(Type):
-    """An element type: a float, a signed or unsigned integer, i1 (bool) or index."""
+    """An element type: a float, a signed or unsigned integer, i1 (bool), index, or a complex
+    number of two floats (``complex<f32>``, ``complex<f64>``, as MLIR spells them).
+
+    >>> C64.dtype, C64.is_complex, C64.is_float, str(C64.real_part)
+    (dtype('complex64'), True, False, 'f32')
+    """
 
     name: str
 
@@ -33,6 +38,7 @@ class ScalarType(Type):
         "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
         "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
         "index": "int64",
+        "complex<f32>": "complex64", "complex<f64>": "complex128",
     }
 
     def __post_init__(self):
@@ -49,11 +55,21 @@ class ScalarType(Type):
 
     @property
     def is_float(self) -> bool:
+        """A real float (complex types are not)."""
         return self.name.startswith("f")
 
     @property
+    def is_complex(self) -> bool:
+        return self.name.startswith("complex")
+
+    @property
     def is_int(self) -> bool:
-        return not self.is_float and self.name != "i1"
+        return not self.is_float and not self.is_complex and self.name != "i1"
+
+    @property
+    def real_part(self) -> "ScalarType":
+        """The float type of a complex type's two parts (a real type is its own)."""
+        return ScalarType(self.name[8:-1]) if self.is_complex else self
 
     @property
     def is_signed(self) -> bool:
@@ -65,6 +81,8 @@ class ScalarType(Type):
 
     @property
     def bits(self) -> int:
+        if self.is_complex:
+            return 2 * self.real_part.bits
         return 64 if self.name == "index" else int(self.name.lstrip("uif"))
 
 
@@ -72,9 +90,24 @@ F16, F32, F64 = ScalarType("f16"), ScalarType("f32"), ScalarType("f64")
 I1, I8, I16, I32, I64 = (ScalarType(n) for n in ("i1", "i8", "i16", "i32", "i64"))
 UI8, UI16, UI32, UI64 = (ScalarType(n) for n in ("ui8", "ui16", "ui32", "ui64"))
 INDEX = ScalarType("index")
+C64, C128 = ScalarType("complex<f32>"), ScalarType("complex<f64>")
 
+# The types written as one word; the complex types are ``complex<...>`` (``COMPLEX_TYPES``).
 SCALAR_TYPES = {t.name: t for t in (F16, F32, F64, I1, I8, I16, I32, I64, UI8, UI16, UI32, UI64, INDEX)}
-_BY_DTYPE = {t.dtype: t for t in SCALAR_TYPES.values() if t.name != "index"}
+COMPLEX_TYPES = {t.name: t for t in (C64, C128)}
+_BY_DTYPE = {t.dtype: t for t in [*SCALAR_TYPES.values(), *COMPLEX_TYPES.values()]
+             if t.name != "index"}
+
+
+def complex_type_of(real: ScalarType) -> ScalarType:
+    """The complex type whose parts are ``real`` (f32 or f64).
+
+    >>> str(complex_type_of(F64))
+    'complex<f64>'
+    """
+    if real not in (F32, F64):
+        raise TypeError(f"complex numbers have f32 or f64 parts, not {real}")
+    return ScalarType(f"complex<{real}>")
 
 
 def scalar_type_of(dtype) -> ScalarType:

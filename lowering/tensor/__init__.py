@@ -74,4 +74,8 @@ from lowering.frontend.broadcasting import addbroadcast, patternbroadcast  # noq
 from lowering.frontend.logical_reductions import all, any  # noqa: E402,F401,A004
 from lowering.frontend.tiling import tile  # noqa: E402,F401
 
+# Complex numbers: parts, conjugate, and complex tensors from parts.
+from lowering.frontend.complex_numbers import (angle, complex, complex_from_polar,  # noqa: F401,E402,A004
+                                               conj, conjugate, imag, real)
+
 __getattr__ = mirror_getattr(__name__)

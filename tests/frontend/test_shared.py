@@ -111,8 +111,8 @@ def test_bad_values_and_targets_are_errors():
         shared([1, 2])
     with pytest.raises(TypeError, match="not the symbolic variable"):
         shared(T.dvector("x"))
-    with pytest.raises(TypeError, match="unsupported dtype complex128"):
-        shared(np.zeros(2, dtype=complex))
+    with pytest.raises(TypeError, match="unsupported dtype float128"):
+        shared(np.zeros(2, dtype=np.longdouble))
     with pytest.raises(ValueError, match="target='dev1'.*GPU"):
         shared(np.zeros(2, dtype="float32"), target="dev1")
     assert shared(np.zeros(2), target="cpu").get_value().shape == (2,)

@@ -17,7 +17,7 @@ from lowering.ir.core import (TERMINATOR, Block, Operation, Region, attr, operan
                               var_operand, var_result)
 from lowering.ir.parser import ParseError, parse_module
 from lowering.ir.printer import print_op
-from lowering.ir.types import F32, I1, I64, INDEX, FunctionType, TensorType
+from lowering.ir.types import C64, F32, I1, I64, INDEX, FunctionType, TensorType
 
 TENSOR = TensorType((None, 3), F32)
 BUFFER = BufferType((None,), F32)
@@ -34,7 +34,8 @@ SAMPLE_ATTRIBUTES = {
     DenseAttr: DenseAttr.from_array(np.array([1.0, 2.0], dtype=np.float32)),
 }
 # Operand types to try, in order, until the op's class can type its results from them.
-CANDIDATE_TYPES = [TENSOR, F32, INDEX, TensorType((None,), I64), BUFFER, I1]
+CANDIDATE_TYPES = [TENSOR, F32, INDEX, TensorType((None,), I64), BUFFER, I1,
+                   TensorType((None,), C64), C64]  # the functions only complex numbers have
 
 
 def sample_attribute(constraint):

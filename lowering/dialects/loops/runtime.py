@@ -79,7 +79,7 @@ def as_index(value) -> int:
 
 def poison(array: np.ndarray) -> None:
     """Overwrite ``array`` with the pattern that marks memory nobody wrote."""
-    if array.dtype.kind == "f":
+    if array.dtype.kind in "fc":
         array.fill(np.nan)
     elif array.dtype.kind == "b":
         array.fill(True)

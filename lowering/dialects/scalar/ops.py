@@ -8,7 +8,9 @@ declares, as class variables that the interpreter and the code generators read:
 - ``kind``: the typing rule, one of ``KINDS`` (``"float"``, ``"arith"``, ``"logical"``,
   ``"compare"``, ``"predicate"``), or ``"select"`` / ``"cast"`` for those two ops;
 - ``numpy_fn``: the NumPy reference implementation;
-- ``is_differentiable``: whether the function has a non-zero derivative in its float operands.
+- ``is_differentiable``: whether the function has a non-zero derivative in its float operands;
+- ``complex_result``: what the function gives for complex operands (``"same"``: their type,
+  ``"real"``: the type of their parts), or ``None`` when it refuses them (comparisons, floor...).
 
 ``result_element`` infers the result type and ``evaluate`` runs the function on NumPy scalars or
 arrays (converting integer operands of ``"float"`` ops to the float type first):
@@ -27,26 +29,28 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from lowering.ir.attributes import Attribute, FloatAttr, IntAttr
+from lowering.ir.attributes import Attribute, ComplexAttr, FloatAttr, IntAttr
 from lowering.ir.constraints import AnyScalar, Bool, ConstraintVar
 from lowering.ir.core import (COMMUTATIVE, PURE, TERMINATOR, Operation, VerifyError, attr, operand,
                               register_op, result, var_operand)
-from lowering.ir.types import I1, ScalarType, scalar_type_of
+from lowering.ir.types import I1, ScalarType, complex_type_of, scalar_type_of
 
 from . import functions as fn
 
-FLOAT, INT, BOOL = "float", "int", "bool"
+FLOAT, INT, BOOL, COMPLEX = "float", "int", "bool", "complex"
 
 
 def element_class(element: ScalarType) -> str:
-    """``"float"``, ``"int"`` (signed, unsigned and index) or ``"bool"`` (i1).
+    """``"float"``, ``"int"`` (signed, unsigned and index), ``"bool"`` (i1) or ``"complex"``.
 
-    >>> from lowering.ir.types import I1, UI8
-    >>> element_class(I1), element_class(UI8)
-    ('bool', 'int')
+    >>> from lowering.ir.types import I1, UI8, C64
+    >>> element_class(I1), element_class(UI8), element_class(C64)
+    ('bool', 'int', 'complex')
     """
     if not isinstance(element, ScalarType):
         raise VerifyError(f"expected a scalar element type, got {element}")
+    if element.is_complex:
+        return COMPLEX
     return FLOAT if element.is_float else BOOL if element.is_bool else INT
 
 
@@ -61,7 +65,7 @@ def float_type_for(element: ScalarType) -> ScalarType:
     >>> str(float_type_for(I16)), str(float_type_for(I64)), str(float_type_for(F16))
     ('f32', 'f64', 'f16')
     """
-    if element.is_float:
+    if element.is_float or element.is_complex:
         return element
     return scalar_type_of(_FLOAT_FOR_INT[element.bits])
 
@@ -72,7 +76,8 @@ class Kind:
 
     ``accepts``: the element classes operands may have (all operands share one type);
     ``result``: ``"same"`` (the operands' type), ``"float"`` (``float_type_for`` the operands'
-    type; integers are converted before computing) or ``"i1"``.
+    type; integers are converted before computing), ``"i1"``, ``"real"`` (the parts' type of
+    complex operands) or ``"complex"`` (the complex type with parts of the operands' type).
     """
 
     name: str
@@ -90,6 +95,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "logical on i1, bitwise on integers"),
     Kind("compare", frozenset({FLOAT, INT, BOOL}), "i1", "comparison (NaN compares unequal)"),
     Kind("predicate", frozenset({FLOAT, INT, BOOL}), "i1", "test of a float property"),
+    Kind("complex_part", frozenset({COMPLEX}), "real", "a real part of a complex number"),
+    Kind("complex_same", frozenset({COMPLEX}), "same", "a complex function of a complex number"),
+    Kind("complex_of", frozenset({FLOAT}), "complex",
+         "a complex number from two f32 or f64 numbers"),
 )}
 
 
@@ -102,6 +111,7 @@ class ScalarOp(Operation):
     kind: ClassVar[str] = ""
     numpy_fn: ClassVar[Callable | None] = None
     is_differentiable: ClassVar[bool] = False
+    complex_result: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -121,13 +131,26 @@ class ScalarOp(Operation):
             raise VerifyError(f"{cls.name}: operands must have one element type, got "
                               f"{', '.join(map(str, elements))}")
         element = elements[0]
-        if element_class(element) not in kind.accepts:
+        found = element_class(element)
+        if found == COMPLEX and COMPLEX not in kind.accepts:
+            if cls.complex_result is None:
+                raise VerifyError(f"{cls.name}: operand type {element} is not accepted "
+                                  f"({cls.short} is not defined for complex numbers)")
+            return element if cls.complex_result == "same" else element.real_part
+        if found not in kind.accepts:
             raise VerifyError(f"{cls.name}: operand type {element} is not accepted "
                               f"(expects {' or '.join(sorted(kind.accepts))})")
         if kind.result == "same":
             return element
         if kind.result == "float":
             return float_type_for(element)
+        if kind.result == "real":
+            return element.real_part
+        if kind.result == "complex":
+            try:
+                return complex_type_of(element)
+            except TypeError as exc:
+                raise VerifyError(f"{cls.name}: {exc}") from None
         return I1
 
     # -- semantics ------------------------------------------------------------------------
@@ -198,6 +221,8 @@ def scalar_attribute(value, element: ScalarType) -> Attribute:
     ('5.000000e-01 : f32', 'true')
     """
     value = np.asarray(value, dtype=element.dtype)[()]
+    if element.is_complex:
+        return ComplexAttr(complex(value), element)
     if element.is_float:
         return FloatAttr(float(value), element)
     return IntAttr(int(value), element)
@@ -220,7 +245,7 @@ class ConstantOp(Operation):
     name = "scalar.constant"
     assembly_format = "$value attr-dict"
     traits = frozenset({PURE})
-    value = attr((IntAttr, FloatAttr))
+    value = attr((IntAttr, FloatAttr, ComplexAttr))
     result = result(AnyScalar)
 
     @classmethod
@@ -243,7 +268,7 @@ class ConstantOp(Operation):
         a = self.attributes["value"]
         if a.type != t:
             raise VerifyError(f"scalar.constant: value type {a.type} differs from result {t}", self)
-        if not t.is_float and not (a.value in (0, 1) if t.is_bool else
+        if not t.is_float and not t.is_complex and not (a.value in (0, 1) if t.is_bool else
                                    np.iinfo(t.dtype).min <= a.value <= np.iinfo(t.dtype).max):
             raise VerifyError(f"scalar.constant: {a.value} does not fit in {t}", self)
 
@@ -281,18 +306,22 @@ class BinaryOp(ScalarOp):
     result = result(AnyScalar)
 
 
-def _unary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str):
+def _unary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str,
+           complex_result: str | None = None, module: str = __name__):
     cls = type(_class_name(name), (UnaryOp,), {
         "name": name, "kind": kind, "numpy_fn": staticmethod(numpy_fn),
-        "is_differentiable": differentiable, "__doc__": doc, "__module__": __name__})
+        "is_differentiable": differentiable, "__doc__": doc, "__module__": module,
+        "complex_result": complex_result})
     return register_op(cls)
 
 
-def _binary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str, commutative=False):
+def _binary(name: str, kind: str, numpy_fn, differentiable: bool, doc: str, commutative=False,
+            complex_result: str | None = None, module: str = __name__):
     traits = frozenset({PURE, COMMUTATIVE}) if commutative else frozenset({PURE})
     cls = type(_class_name(name), (BinaryOp,), {
         "name": name, "kind": kind, "numpy_fn": staticmethod(numpy_fn), "traits": traits,
-        "is_differentiable": differentiable, "__doc__": doc, "__module__": __name__})
+        "is_differentiable": differentiable, "__doc__": doc, "__module__": module,
+        "complex_result": complex_result})
     return register_op(cls)
 
 
@@ -311,12 +340,14 @@ def _class_name(name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Unary functions: (kind, NumPy reference, differentiable, description)
 
-NegOp = _unary("scalar.neg", "arith", np.negative, True, "-x (wraps for integers).")
+NegOp = _unary("scalar.neg", "arith", np.negative, True, "-x (wraps for integers).",
+               complex_result="same")
 AbsOp = _unary("scalar.abs", "arith", np.absolute, True,
-               "|x| (abs of the most negative int wraps).")
+               "|x| (abs of the most negative int wraps; the modulus of a complex number).",
+               complex_result="real")
 SignOp = _unary("scalar.sign", "arith", np.sign, False, "-1, 0 or 1 (NaN for NaN).")
-SqrOp = _unary("scalar.sqr", "arith", fn.sqr, True, "x * x.")
-ExpOp = _unary("scalar.exp", "float", np.exp, True, "e ** x.")
+SqrOp = _unary("scalar.sqr", "arith", fn.sqr, True, "x * x.", complex_result="same")
+ExpOp = _unary("scalar.exp", "float", np.exp, True, "e ** x.", complex_result="same")
 Exp2Op = _unary("scalar.exp2", "float", np.exp2, True, "2 ** x.")
 ExpM1Op = _unary("scalar.expm1", "float", np.expm1, True, "exp(x) - 1, accurate near 0.")
 LogOp = _unary("scalar.log", "float", np.log, True, "Natural logarithm (-inf at 0, NaN below).")
@@ -359,11 +390,13 @@ IsInfOp = _unary("scalar.isinf", "predicate", fn.isinf, False, "Whether x is +-i
 # ---------------------------------------------------------------------------------------------
 # Binary functions
 
-AddOp = _binary("scalar.add", "arith", np.add, True, "x + y.", commutative=True)
-SubOp = _binary("scalar.sub", "arith", np.subtract, True, "x - y.")
-MulOp = _binary("scalar.mul", "arith", np.multiply, True, "x * y.", commutative=True)
+AddOp = _binary("scalar.add", "arith", np.add, True, "x + y.", commutative=True,
+                complex_result="same")
+SubOp = _binary("scalar.sub", "arith", np.subtract, True, "x - y.", complex_result="same")
+MulOp = _binary("scalar.mul", "arith", np.multiply, True, "x * y.", commutative=True,
+                complex_result="same")
 DivOp = _binary("scalar.div", "float", np.true_divide, True,
-                "True division x / y (integers are divided as floats).")
+                "True division x / y (integers are divided as floats).", complex_result="same")
 FloorDivOp = _binary("scalar.floordiv", "arith", np.floor_divide, False,
                      "floor(x / y), NumPy's signs; integer division by zero gives 0.")
 ModOp = _binary("scalar.mod", "arith", np.mod, True,
@@ -469,6 +502,9 @@ class CastOp(ScalarOp):
         element_class(elements[0])
         if not isinstance(to, ScalarType):
             raise VerifyError(f"{cls.name}: the target must be a scalar type, got {to}")
+        if elements[0].is_complex and not to.is_complex:
+            raise VerifyError(f"{cls.name}: casting from {elements[0]} to {to} is ambiguous: "
+                              f"take real, imag, abs or angle")
         return to
 
     @classmethod

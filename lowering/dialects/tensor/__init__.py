@@ -33,6 +33,8 @@ from .rop import R_OP  # noqa: F401
 from . import pool_rop  # noqa: F401,E402  (forward mode through pool2d)
 from .cumulative import CumProdOp, CumSumOp, CumulativeOp  # noqa: F401
 from .sorting import ArgSortOp  # noqa: F401
+from .complex import (AngleOp, COMPLEX_ELEMENTWISE_OPS, ComplexFromPolarOp,  # noqa: F401
+                      ComplexOp, ConjOp, ImagOp, RealOp)
 
 from lowering.ir.context import Dialect  # noqa: E402
 

@@ -41,12 +41,15 @@ class ElementwiseOp(TensorOp):
     Subclasses may set ``partials``: a function from an ``Emitter``, the output gradient and the
     op's operands and result to one partial gradient per operand (of the broadcast shape, or
     ``None`` when no gradient flows); ``grad`` sums them back to each operand's type.
+    ``complex_partials``, where set, replaces ``partials`` for complex operands
+    (``tensor/complex.py`` says which convention they follow).
     """
 
     traits = frozenset({PURE, ELEMENTWISE, HAS_CANONICALIZATION_PATTERNS})
     scalar_op: ClassVar[type[scalar.ScalarOp]]
     short: ClassVar[str] = ""
     partials: ClassVar[Callable | None] = None
+    complex_partials: ClassVar[Callable | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -121,7 +124,11 @@ class ElementwiseOp(TensorOp):
         emit = Emitter(self.location)
         if gz.type != self.result.type:  # e.g. a wider dtype: the partials need the result's type
             gz = match_type(gz, self.result, self.location)
-        parts = self.partials(emit, gz, *self.operands, self.result)
+        partials = self.partials
+        if self.complex_partials is not None and any(
+                v.type.element.is_complex for v in self.operands):
+            partials = self.complex_partials
+        parts = partials(emit, gz, *self.operands, self.result)
         parts = parts if isinstance(parts, (tuple, list)) else (parts,)
         return [unbroadcast(p, v.type, self.location)
                 if p is not None and is_differentiable_type(v.type) else None
@@ -394,6 +401,9 @@ class CastOp(ElementwiseOp):
         if gz is None or not (is_differentiable_type(self.input.type)
                               and is_differentiable_type(self.result.type)):
             return [None]
+        if gz.type.element.is_complex and not self.input.type.element.is_complex:
+            # a real number made complex: the gradient of its part (tensor/complex.py's rule)
+            gz = self.complex_partials(Emitter(self.location), gz, self.input, self.result)
         # A cast that forgot static sizes (``?x3`` to ``?x?``) takes them back on the way down.
         return [match_type(gz, self.input, self.location)]
 

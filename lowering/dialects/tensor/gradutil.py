@@ -90,10 +90,11 @@ def constant_like(value, like: Value, location=None) -> Value:
 
 
 def is_differentiable_type(type) -> bool:
-    """Gradients flow only through float tensors; integer and bool operands get ``None``.
+    """Gradients flow only through float and complex tensors; integer and bool operands get
+    ``None``.
 
     >>> from lowering.ir.types import F16, I32, TensorType
     >>> is_differentiable_type(TensorType((2,), F16)), is_differentiable_type(TensorType((2,), I32))
     (True, False)
     """
-    return isinstance(type, TensorType) and type.element.is_float
+    return isinstance(type, TensorType) and (type.element.is_float or type.element.is_complex)

@@ -62,6 +62,9 @@ class DotOp(TensorOp):
         a, b, loc = self.lhs, self.rhs, self.location
         if g is None or not is_differentiable_type(self.result.type):
             return [None, None]
+        if self.result.type.element.is_complex:  # d(a.b) = da.b + a.db: conj(b), conj(a) flow
+            from .complex import ConjOp
+            a, b = (ConjOp.build(v, location=loc).result for v in (a, b))
 
         def shuffle(v, pattern):
             return DimShuffleOp.build(v, pattern, location=loc).result

@@ -121,7 +121,7 @@ class ReductionOp(TensorOp):
 
 
 def _sum_element(element: ScalarType) -> ScalarType:
-    if element.is_float:
+    if element.is_float or element.is_complex:
         return element
     if element.is_int and not element.is_signed:
         return UI64
@@ -160,6 +160,8 @@ class ProdOp(ReductionOp):
     name = "tensor.prod"
     reducer = staticmethod(lambda x, axes, dtype, keepdims: np.prod(
         x, axis=axes, dtype=dtype, keepdims=keepdims))
+    # conjugate(value, location): tensor.conj of a complex value (set by tensor/complex.py)
+    conjugate: ClassVar[Callable | None] = None
 
     @classmethod
     def result_element(cls, element):
@@ -170,14 +172,19 @@ class ProdOp(ReductionOp):
         if gz is None:
             return [None]
         e, x, loc = Emitter(self.location), self.input, self.location
-        is_zero = e.eq(x, e.const(0, x))
+        complex_x = x.type.element.is_complex
+        magnitude = e.abs(x) if complex_x else x  # complex numbers compare by their modulus
+        is_zero = e.eq(magnitude, e.const(0, magnitude))
         without_zeros = e.where(is_zero, e.const(1, x), x)
         others = ProdOp.build(without_zeros, self.axes, keepdims=True, location=loc).result
-        zero_count = SumOp.build(CastOp.build(is_zero, x.type.element, location=loc).result,
+        zero_count = SumOp.build(CastOp.build(is_zero, magnitude.type.element,
+                                              location=loc).result,
                                  self.axes, keepdims=True, location=loc).result
-        no_zero = e.eq(zero_count, e.const(0, x))
-        one_zero = e.eq(zero_count, e.const(1, x))
+        no_zero = e.eq(zero_count, e.const(0, zero_count))
+        one_zero = e.eq(zero_count, e.const(1, zero_count))
         factor = e.where(is_zero, e.masked(one_zero, others), e.masked(no_zero, e.div(others, x)))
+        if complex_x:  # Theano's convention: conj(d prod / dx) * gz
+            factor = self.conjugate(factor, loc)
         return [unbroadcast(e.mul(self.with_kept_dims(gz), factor), x.type, loc)]
 
 
@@ -191,7 +198,18 @@ def _extremum(find):
     return reducer
 
 
+def _refuse_complex(cls, element: ScalarType) -> None:
+    if element.is_complex:
+        raise VerifyError(f"{cls.name}: operand type {element} is not accepted (complex numbers "
+                          f"are not ordered)")
+
+
 class _ExtremumOp(ReductionOp):
+    @classmethod
+    def result_element(cls, element):
+        _refuse_complex(cls, element)
+        return element
+
     def grad(self, output_grads):
         gz = self.output_grad(output_grads)
         if gz is None:
@@ -237,7 +255,7 @@ class MeanOp(ReductionOp):
 
     @classmethod
     def result_element(cls, element):
-        return element if element.is_float else F64
+        return element if element.is_float or element.is_complex else F64
 
     def grad(self, output_grads):
         gz = self.output_grad(output_grads)
@@ -265,6 +283,7 @@ class MeanOp(ReductionOp):
 class _ArgExtremumOp(ReductionOp):
     @classmethod
     def result_element(cls, element):
+        _refuse_complex(cls, element)
         return I64
 
     @classmethod

@@ -251,3 +251,12 @@ R_OP.register(Conv2dOp)(multilinear_in(0, 1))  # linear in the images and in the
 R_OP.register(SpecifyShapeOp)(linear_in(0))
 R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
                          "which is not built yet; Lop (reverse mode) goes through scan")
+
+
+# Forward mode through the functions of complex numbers is not built (their partials are the
+# conjugated ones of reverse mode, tensor/complex.py).
+from .complex import COMPLEX_ELEMENTWISE_OPS  # noqa: E402
+
+for _cls in COMPLEX_ELEMENTWISE_OPS.values():
+    R_OP.unsupported(_cls, "forward-mode derivatives of complex numbers are not built")
+del _cls

@@ -34,6 +34,10 @@ CBLAS_ENUM_PARAMS = {
     "cblas_sgemm": 3, "cblas_dgemm": 3,
     "cblas_sgemv": 2, "cblas_dgemv": 2,
     "cblas_sdot": 0, "cblas_ddot": 0,
+    # complex: alpha, beta and the dot product's result are passed by address
+    "cblas_cgemm": 3, "cblas_zgemm": 3,
+    "cblas_cgemv": 2, "cblas_zgemv": 2,
+    "cblas_cdotu_sub": 0, "cblas_zdotu_sub": 0,
 }
 
 

@@ -27,6 +27,7 @@ LIBM_NAMES = {
     "cos": "cos", "tan": "tan", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
     "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
     "arccosh": "acosh", "arctanh": "atanh", "erf": "erf", "pow": "pow",
+    "hypot": "hypot",
 }
 
 

@@ -46,6 +46,7 @@ from lowering.dialects.scalar.position import LinearIndexOp
 from lowering.ir.types import ScalarType
 
 from .casts import convert, narrow, widen, work_type
+from .complex_math import emit_complex, involves_complex
 from .context import CPU_LOWERING, translation_error
 from .division import float_floordiv_mod, int_floordiv_mod, int_power
 from .math_calls import math_call
@@ -80,6 +81,8 @@ class ScalarEmitter:
              result: ScalarType) -> ir.Value:
         """The value of ``op_class`` applied to ``args`` (of ``arg_types``), of type ``result``."""
         short, kind = op_class.short, op_class.kind
+        if kind != "select" and involves_complex(arg_types, result):
+            return emit_complex(self.b, op_class, args, arg_types, result, self.math)
         if kind == "cast":
             return convert(self.b, args[0], arg_types[0], result)
         if kind == "select":

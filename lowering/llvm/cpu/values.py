@@ -2,7 +2,8 @@
 
 A scalar of type ``f32`` is an LLVM ``float``; ``i1`` is ``i1`` in registers but one byte (``i8``,
 0 or 1, as NumPy's ``bool``) in memory; ``index`` is ``i64``; unsigned types are plain ``iN`` (the
-ops choose signed or unsigned instructions).
+ops choose signed or unsigned instructions); ``complex<f32>`` is ``{float, float}`` (real part
+first, NumPy's layout and alignment; ``cpu/complex_math.py`` computes with it).
 
 A buffer is a :class:`BufferValue`: a pointer to its element ``[0, ..., 0]`` (the type's offset is
 already applied, as in the native ABI's descriptors), one size and one stride (in elements) per
@@ -48,6 +49,9 @@ def value_type(t: ScalarType) -> ir.Type:
     """
     if t.is_float:
         return _FLOATS[t.bits]
+    if t.is_complex:
+        part = _FLOATS[t.real_part.bits]
+        return ir.LiteralStructType([part, part])
     return I1 if t.is_bool else ir.IntType(t.bits)
 
 
@@ -76,6 +80,10 @@ def constant(t: ScalarType, value) -> ir.Constant:
     ty = value_type(t)
     if t.is_float:
         return ir.Constant(ty, float(value))
+    if t.is_complex:
+        z = complex(value)
+        return ir.Constant(ty, [ir.Constant(ty.elements[0], z.real),
+                                ir.Constant(ty.elements[1], z.imag)])
     v = int(value)
     bits = ty.width
     v &= (1 << bits) - 1

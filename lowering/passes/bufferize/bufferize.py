@@ -88,6 +88,7 @@ from . import specify_shape as bufferize_specify_shape  # noqa: F401
 from . import conv as bufferize_conv, pool as bufferize_pool  # noqa: F401
 from . import grad_filter as bufferize_grad_filter  # noqa: F401
 from . import along_axis as bufferize_along_axis  # noqa: F401
+from .device_complex import refuse_complex_on_device
 from ..dce import eliminate_dead_code
 from .core import (BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered,
                    input_buffer_type, result_buffer_type)
@@ -239,6 +240,8 @@ def lower_function(func: FuncOp, options: Bufferize, error_codes,
 def _lower_op(ctx: FunctionLowering, op: Operation, buffers: BufferMap) -> None:
     device = op_device(op)
     rules = BUFFERIZE if device is None else DEVICE_BUFFERIZE
+    if device is not None:
+        refuse_complex_on_device(op)
     lower = rules.find(type(op))
     if lower is None:
         if _has_tensors(op) or rules.unsupported_reason(type(op)) is not None:

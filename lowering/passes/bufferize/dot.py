@@ -20,7 +20,9 @@ On a device (an op placed there by ``place-on-device``) a vector . vector produc
 reduction of the products (``bufferize.reductions``): its scalar result stays in device memory.
 
 CBLAS (pass option ``use-blas``): an f32/f64 product calls ``cblas_sgemm``/``cblas_dgemm``,
-``cblas_?gemv`` or ``cblas_?dot`` through ``loops.call``, with the convention of
+``cblas_?gemv`` or ``cblas_?dot`` through ``loops.call`` (a complex<f32>/complex<f64> one
+``cblas_cgemm``/``cblas_zgemm``, ``cblas_?gemv`` or ``cblas_?dotu_sub``, whose ``alpha``,
+``beta`` and dot result are passed by address: rank-0 buffers), with the convention of
 ``lowering.dialects.loops.externals`` (a buffer is the pointer to its first element; sizes,
 leading dimensions and increments are explicit ``index`` arguments; row-major order 101,
 no-transpose 111, transpose 112).
@@ -85,7 +87,7 @@ from lowering.dialects.tensor.scan import ScanOp
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.ir.builder import Builder
 from lowering.ir.core import OpResult, Value
-from lowering.ir.types import F16, F32, F64, TensorType
+from lowering.ir.types import C64, C128, F16, F32, F64, TensorType
 
 from .core import BUFFERIZE, Lowered
 from .matvec import matvec_loops
@@ -177,7 +179,7 @@ def _branch(ctx, trips):
 
 
 def _use_blas(ctx, element, m, n, k) -> bool:
-    if not ctx.options.use_blas or element not in (F32, F64):
+    if not ctx.options.use_blas or element not in _PREFIXES:
         return False
     sizes = (m, n, k)
     return not all(isinstance(s, int) for s in sizes) or m * n * k >= ctx.options.blas_min_work
@@ -289,8 +291,21 @@ def _product_sizes(ctx, a, b, rt) -> list:
     return sizes
 
 
+_PREFIXES = {F32: "s", F64: "d", C64: "c", C128: "z"}
+
+
 def _prefix(element) -> str:
-    return "s" if element == F32 else "d"
+    return _PREFIXES[element]
+
+
+def _by_address(ctx, value: Value, element) -> Value:
+    """A scalar argument as CBLAS takes it: a real one as it is, a complex one by address (a
+    rank-0 buffer holding it)."""
+    if not element.is_complex:
+        return value
+    cell = ctx.alloc(TensorType((), element), [])
+    ctx.b.insert(StoreOp.build(value, cell, []))
+    return cell
 
 
 @dataclass
@@ -380,6 +395,8 @@ def _blas_dot(ctx, a, b, k) -> Value:
     time, the branch taken leaves the sum in a rank-0 buffer."""
     element = a.type.element
     ix = ctx.ix
+    if element.is_complex:
+        return _blas_complex_dot(ctx, a, b, k)
     callee = f"cblas_{_prefix(element)}dot"
     layouts = [_layouts(ctx, a), _layouts(ctx, b)]
 
@@ -401,6 +418,21 @@ def _blas_dot(ctx, a, b, k) -> Value:
     return ctx.b.insert(LoadOp.build(total, [])).result
 
 
+def _blas_complex_dot(ctx, a, b, k) -> Value:
+    """``a . b`` of two complex vectors by ``cblas_?dotu_sub``, which writes the sum into a
+    rank-0 buffer (an empty contraction writes 0)."""
+    element, ix = a.type.element, ctx.ix
+    total = ctx.alloc(TensorType((), element), [])
+
+    def prepare(chosen):
+        x, y = chosen
+        args = [ix.value(k), x.buffer, ix.value(x.step), y.buffer, ix.value(y.step), total]
+        return lambda bb: bb.insert(CallOp.build(f"cblas_{_prefix(element)}dotu_sub", args))
+
+    _each_layout(ctx, [_layouts(ctx, a), _layouts(ctx, b)], prepare)
+    return ctx.b.insert(LoadOp.build(total, [])).result
+
+
 def _blas_product(ctx, a, b, out, k, alpha, beta, layouts=None) -> None:
     """``out = alpha * (a . b) + beta * out`` by ``cblas_?gemm`` or ``cblas_?gemv`` (``a`` or
     ``b`` of rank 2, ``out`` a fresh contiguous buffer), passing each operand as it lies in
@@ -409,6 +441,7 @@ def _blas_product(ctx, a, b, out, k, alpha, beta, layouts=None) -> None:
     ix = ctx.ix
     layouts = layouts or [_layouts(ctx, a), _layouts(ctx, b)]
     prefix = _prefix(out.type.element)
+    alpha, beta = (_by_address(ctx, v, out.type.element) for v in (alpha, beta))
     order = ctx.constant(CBLAS_ROW_MAJOR)
     unit = ctx.constant(1)
     kv = ix.value(k)

@@ -161,7 +161,8 @@ def monoid(ctx, r: Reduce, sizes) -> Monoid:
     if r.kind == "prod":
         return Monoid(out, 1, reassociable(scalar.MulOp))
     if r.kind == "mean":
-        acc = F32 if element == F16 else element if element.is_float else F64
+        acc = F32 if element == F16 else element if element.is_float or element.is_complex \
+            else F64
         count = 1
         for axis in r.axes:
             count = ctx.ix.mul(count, sizes[axis])
