@@ -7,8 +7,10 @@ from lowering.ir.context import load_default_dialect
 
 from . import builtin, function_attrs, scalar, tensor, loops, gpu  # noqa: F401
 from . import test  # noqa: F401  (defined, not loaded by default)
+from . import sparse  # noqa: F401
 
 _DEFAULTS = (builtin.DIALECT, scalar.DIALECT, tensor.DIALECT, loops.DIALECT, gpu.DIALECT)
+_DEFAULTS += (sparse.DIALECT,)
 for _dialect in _DEFAULTS:
     load_default_dialect(_dialect)
 

@@ -87,6 +87,7 @@ from . import scan as bufferize_scan  # noqa: F401
 from . import specify_shape as bufferize_specify_shape  # noqa: F401
 from . import conv as bufferize_conv, pool as bufferize_pool  # noqa: F401
 from . import grad_filter as bufferize_grad_filter  # noqa: F401
+from . import sparse as bufferize_sparse  # noqa: F401
 from ..dce import eliminate_dead_code
 from .core import (BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered,
                    input_buffer_type, result_buffer_type)
