@@ -1,4 +1,9 @@
-"""The sparse operations of Theano's ``theano.sparse`` on the sparse dialect's ops.
+"""The sparse variables and operations of Theano's ``theano.sparse`` on the sparse dialect's
+ops.
+
+A ``SparseVariable`` is the user's handle on a sparse value of a graph; its operators build
+sparse ops: ``s + d`` (dense result), ``s * d`` (sparse, ``s``'s structure), ``s.T``,
+``s.toarray()``, ``s.sum(axis)``.
 
 Variables: ``csr_matrix(name, dtype)``, ``csc_matrix``, ``matrix(format, name, dtype)``,
 ``SparseType(format, dtype)(name)``; ``as_sparse_variable`` turns a scipy.sparse matrix into a
@@ -18,6 +23,8 @@ outputs.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from lowering.dialects import sparse as ops
@@ -27,11 +34,106 @@ from lowering.frontend.elemwise import cast
 from lowering.frontend.shapes import dimshuffle
 from lowering.frontend.types import canonical_dtype
 from lowering.frontend.variable import TensorVariable
+from lowering.ir.core import Value
 
 from .type import FORMATS, SparseType
-from .variable import SparseVariable, wrap_sparse
 
 # -- variables -----------------------------------------------------------------------------------
+
+# The live variable of each sparse value (weak, as the front end's dense variables).
+_VARIABLES: "weakref.WeakValueDictionary[Value, SparseVariable]" = weakref.WeakValueDictionary()
+
+
+def wrap_sparse(value: Value) -> "SparseVariable":
+    """The variable of the sparse ``value``: the live one if there is one, else a new one."""
+    var = _VARIABLES.get(value)
+    return var if var is not None else SparseVariable(value)
+
+
+class SparseVariable:
+    """A symbolic sparse matrix; ``value`` is its IR value (a ``tensor<?x?x..., #csr>``)."""
+
+    __array_ufunc__ = None
+    __array_priority__ = 1001
+
+    def __init__(self, value: Value):
+        if getattr(value.type, "encoding", None) is None:
+            raise TypeError(f"a sparse variable wraps a sparse value, got {value.type}")
+        self.value = value
+        _VARIABLES[value] = self
+
+    @property
+    def type(self) -> SparseType:
+        return SparseType.from_ir(self.value.type)
+
+    @property
+    def format(self) -> str:
+        return self.value.type.encoding.name
+
+    @property
+    def dtype(self) -> str:
+        return self.value.type.dtype.name
+
+    ndim = 2
+    broadcastable = (False, False)
+
+    @property
+    def name(self) -> str | None:
+        return self.value.name_hint
+
+    @name.setter
+    def name(self, name: str | None):
+        self.value.name_hint = name
+
+    def __str__(self):
+        return self.name or f"<{self.type}>"
+
+    __repr__ = __str__
+
+    def __bool__(self):
+        return True
+
+    # -- operators ---------------------------------------------------------------------------
+
+    @property
+    def T(self) -> "SparseVariable":
+        return transpose(self)
+
+    def toarray(self):
+        return dense_from_sparse(self)
+
+    def sum(self, axis=None, sparse_grad: bool = False):
+        return sp_sum(self, axis, sparse_grad)
+
+    def __add__(self, other):
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        return sub(other, self)
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return mul(self, -1)
+
+    def __dot__(self, other):
+        return dot(self, other)
+
+    def __rdot__(self, other):
+        return dot(other, self)
+
+
+SparseType.Variable = SparseVariable
+
+# -- constructors --------------------------------------------------------------------------------
 
 
 def _default_dtype(dtype) -> str:
@@ -235,7 +337,7 @@ def sp_sum(x, axis=None, sparse_grad: bool = False) -> TensorVariable:
     return apply(ops.SumOp, _sparse(x, "sp_sum").value, axis=axis)
 
 
-__all__ = ["SparseType", "SparseVariable", "FORMATS", "matrix", "csr_matrix", "csc_matrix",
+__all__ = ["SparseType", "SparseVariable", "wrap_sparse", "FORMATS", "matrix", "csr_matrix", "csc_matrix",
            "csr_dmatrix", "csc_dmatrix", "csr_fmatrix", "csc_fmatrix", "as_sparse_variable",
            "as_sparse", "dense_from_sparse", "csr_from_dense", "csc_from_dense", "transpose",
            "structured_dot", "dot", "add", "sub", "mul", "sp_sum", "_is_sparse_variable"]

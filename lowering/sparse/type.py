@@ -9,6 +9,7 @@ its format (``'csr'`` or ``'csc'``) and dtype. Calling one makes a new input var
 from __future__ import annotations
 
 from lowering.frontend.types import canonical_dtype
+from lowering.ir.core import Block
 from lowering.ir.types import SPARSE_ENCODINGS, TensorType as IRTensorType, scalar_type_of
 
 FORMATS = tuple(SPARSE_ENCODINGS)
@@ -20,6 +21,8 @@ class SparseType:
 
     ndim = 2
     broadcastable = (False, False)
+    # The class of this type's variables; ``basic`` sets it (as Theano's ``SparseType.Variable``).
+    Variable = None
 
     def __init__(self, format: str, dtype, shape=None):
         if format not in FORMATS:
@@ -38,9 +41,8 @@ class SparseType:
         return SparseType(ir_type.encoding.name, ir_type.dtype.name, ir_type.shape)
 
     def __call__(self, name: str | None = None):
-        """A new input variable of this type."""
-        from .variable import new_sparse_input
-        return new_sparse_input(self, name)
+        """A new input variable of this type: the argument of a detached block of its own."""
+        return self.Variable(Block().add_arg(self.ir_type, name))
 
     make_variable = __call__
 
