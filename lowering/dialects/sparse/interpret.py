@@ -110,14 +110,21 @@ def _matmul(interp, op, args):
     return [fit_result(op, np.asarray(s @ d))]
 
 
+def _fitting_dense(op, s, d) -> np.ndarray:
+    """The dense operand, checked to have the sparse one's size in each dimension its type
+    does not mark 1 (only those broadcast, as in compiled code)."""
+    d = np.asarray(d)
+    declared = op.rhs.type.shape
+    if any(t != 1 and n != m for t, n, m in zip(declared, d.shape, s.shape)):
+        raise ValueError(f"{op.name}: the dense operand of shape {d.shape} does not fit the "
+                         f"sparse one of shape {s.shape}")
+    return d
+
+
 def _dense_at_entries(op, s, d):
     """``d`` (broadcast to ``s``'s shape) at each stored entry of ``s``, in storage order."""
-    d = np.asarray(d)
-    target = s.shape
-    if any(n != 1 and n != m for n, m in zip(d.shape, target)):
-        raise ValueError(f"{op.name}: the dense operand of shape {d.shape} does not fit the "
-                         f"sparse one of shape {target}")
-    d = np.broadcast_to(d, target)
+    d = _fitting_dense(op, s, d)
+    d = np.broadcast_to(d, s.shape)
     outer = np.repeat(np.arange(len(s.indptr) - 1), np.diff(s.indptr))
     rows, cols = (outer, s.indices) if s.format == "csr" else (s.indices, outer)
     return d[rows, cols]
@@ -132,10 +139,7 @@ def _with_values(s, values, type):
 @INTERPRETER.register(AddDenseOp)
 def _add_dense(interp, op, args):
     s, d = args
-    d = np.asarray(d)
-    if any(n != 1 and n != m for n, m in zip(d.shape, s.shape)):
-        raise ValueError(f"{op.name}: shapes {s.shape} and {d.shape} differ")
-    return [fit_result(op, s.toarray() + d)]
+    return [fit_result(op, s.toarray() + _fitting_dense(op, s, d))]
 
 
 @INTERPRETER.register(MulDenseOp)

@@ -28,13 +28,21 @@ from __future__ import annotations
 
 from lowering.dialects.tensor.base import TensorOp, op_errors
 from lowering.dialects.tensor.shape_ops import format_shape
-from lowering.dialects.tensor.typing import ShapeError, tensor_of
+from lowering.dialects.tensor.typing import ShapeError
 from lowering.ir.attributes import IntAttr
 from lowering.ir.constraints import AnySparseTensor, ConstraintVar, TensorOf
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
 from lowering.ir.types import I64, SPARSE_ENCODINGS, TensorType
 
 E = ConstraintVar("E")  # the element type the operands and results share
+
+
+def tensor_of(value: Value) -> TensorType:
+    """The tensor type of ``value``, dense or sparse (an error names what it is instead)."""
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise VerifyError(f"expected a tensor value, got {t}")
+    return t
 
 
 class SparseOp(TensorOp):

@@ -71,6 +71,9 @@ def tensor_of(value) -> TensorType:
     t = value.type
     if not isinstance(t, TensorType):
         raise VerifyError(f"expected a tensor value, got {t}")
+    if t.encoding is not None:
+        raise VerifyError(f"expected a dense tensor, got the sparse {t}; convert it with "
+                          f"sparse.to_dense")
     return t
 
 

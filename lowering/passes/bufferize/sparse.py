@@ -35,7 +35,7 @@ from lowering.ir.builder import Builder
 from lowering.ir.core import Value
 from lowering.ir.types import I64, INDEX, TensorType
 
-from .core import BUFFERIZE, DEVICE_BUFFERIZE, FunctionLowering, Lowered
+from .core import BUFFERIZE, DEVICE_BUFFERIZE, FunctionLowering, Lowered, format_sizes
 
 _INDEX_VECTOR = TensorType((None,), I64)
 
@@ -245,8 +245,8 @@ def _lower_matmul(ctx, op):
     rt = op.result.type
     d_sizes = ctx.sizes(op.rhs)
     ctx.check(ctx.ix.eq(sp.sizes[1], d_sizes[0]),
-              f"the sparse operand's {sp.sizes[1] if isinstance(sp.sizes[1], int) else '?'} "
-              f"columns do not match the dense operand's rows")
+              f"the sparse operand of shape {format_sizes(sp.sizes)} and the dense one of "
+              f"shape {format_sizes(d_sizes)} do not agree (its columns and the dense rows)")
     dense = ctx.buffer(op.rhs)
     out = ctx.fresh(rt, [sp.sizes[0], *d_sizes[1:]])
     vector = rt.rank == 1
