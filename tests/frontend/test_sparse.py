@@ -235,8 +235,9 @@ def test_unsupported_combinations_say_so():
         x + y
     with pytest.raises(TypeError, match="must have rank 0 or 2, got TensorType.float64, vector."):
         x * T.dvector("v")
-    with pytest.raises(Exception, match="dense tensor"):
-        T.exp(x.value)
+    with pytest.raises(TypeError, match="cannot be used as a dense tensor; convert it with "
+                                        "theano.sparse.dense_from_sparse"):
+        T.exp(x)
 
 
 def test_types_and_names():
