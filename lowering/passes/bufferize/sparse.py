@@ -35,7 +35,7 @@ from lowering.ir.builder import Builder
 from lowering.ir.core import Value
 from lowering.ir.types import I64, INDEX, TensorType
 
-from .core import BUFFERIZE, DEVICE_BUFFERIZE, FunctionLowering, Lowered, format_sizes
+from .core import BUFFERIZE, DEVICE_BUFFERIZE, FunctionLowering, Lowered
 
 _INDEX_VECTOR = TensorType((None,), I64)
 
@@ -245,8 +245,7 @@ def _lower_matmul(ctx, op):
     rt = op.result.type
     d_sizes = ctx.sizes(op.rhs)
     ctx.check(ctx.ix.eq(sp.sizes[1], d_sizes[0]),
-              f"the sparse operand of shape {format_sizes(sp.sizes)} and the dense one of "
-              f"shape {format_sizes(d_sizes)} do not agree (its columns and the dense rows)")
+              "the sparse operand's columns and the dense operand's rows differ in number")
     dense = ctx.buffer(op.rhs)
     out = ctx.fresh(rt, [sp.sizes[0], *d_sizes[1:]])
     vector = rt.rank == 1
