@@ -132,8 +132,7 @@ def storage_arrays(matrix, type: TensorType, what: str) -> list[np.ndarray]:
                         f"the sparse variable of type {type}, got {_kind(matrix)}")
     if matrix.ndim != 2:
         raise TypeError(f"{what} must be a matrix, got {matrix.ndim} dimensions")
-    if not np.can_cast(matrix.dtype, type.dtype, "same_kind") or (
-            matrix.dtype.kind == type.dtype.kind and matrix.dtype.itemsize > type.dtype.itemsize):
+    if not takes_without_loss(type.dtype, matrix.dtype):
         raise TypeError(f"{what} holds {matrix.dtype} values, which {type} ({type.dtype}) "
                         f"cannot take without losing precision")
     for d, (want, got) in enumerate(zip(type.shape, matrix.shape)):
@@ -150,6 +149,18 @@ def storage_arrays(matrix, type: TensorType, what: str) -> list[np.ndarray]:
     check_storage(positions, coordinates, values, outer, (rows, cols)[1 - type.encoding.outer],
                   what)
     return [positions, coordinates, values, np.array([rows, cols], dtype=np.int64)]
+
+
+def takes_without_loss(dtype, other) -> bool:
+    """Whether values of dtype ``other`` convert to ``dtype`` without losing precision (a wider
+    float or integer, or an integer into a float; no float into an integer).
+
+    >>> takes_without_loss("float32", "int64"), takes_without_loss("float32", "float64")
+    (True, False)
+    """
+    dtype, other = np.dtype(dtype), np.dtype(other)
+    return np.can_cast(other, dtype, "same_kind") and not (
+        other.kind == dtype.kind and other.itemsize > dtype.itemsize)
 
 
 def sparse_matrix(positions, coordinates, values, shape, type: TensorType):

@@ -249,7 +249,7 @@ def SparseTensorOf(element: Any = AnyType, shape: Any = None) -> ShapedOf:
     >>> SparseTensorOf(F64).check(sparse, {}), TensorOf(F64).check(sparse, {})
     (True, False)
     >>> str(SparseTensorOf(F64))
-    'a sparse tensor of f64'
+    'a rank-2 sparse tensor of f64'
     """
     return ShapedOf(TensorType, "sparse tensor", element, 2, shape, sparse=True)
 

@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 
+from lowering.compile.sparse_function import takes_without_loss
 from lowering.dialects import sparse as ops
 from lowering.frontend.build import apply, build_op
 from lowering.frontend.constructors import as_tensor_variable, constant
@@ -230,9 +231,7 @@ def _dense(x, like: SparseVariable, what: str, ranks=(2,)) -> TensorVariable:
         raise TypeError(f"{what}: the dense operand must have rank "
                         f"{' or '.join(map(str, ranks))}, got {d.type}")
     if d.dtype != like.dtype:
-        if not np.can_cast(d.dtype, like.dtype, "same_kind") or \
-                np.dtype(d.dtype).itemsize > np.dtype(like.dtype).itemsize and \
-                np.dtype(d.dtype).kind == np.dtype(like.dtype).kind:
+        if not takes_without_loss(like.dtype, d.dtype):
             raise TypeError(f"{what}: the dense operand's dtype {d.dtype} does not fit the "
                             f"sparse operand's {like.dtype}; cast one of them")
         d = cast(d, like.dtype)

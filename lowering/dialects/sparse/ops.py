@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from lowering.dialects.tensor.base import TensorOp, op_errors
 from lowering.dialects.tensor.shape_ops import format_shape
-from lowering.dialects.tensor.typing import ShapeError
+from lowering.dialects.tensor.typing import check_one_number_type, merge_dim
 from lowering.ir.attributes import IntAttr
 from lowering.ir.constraints import AnySparseTensor, ConstraintVar, TensorOf
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result
@@ -53,21 +53,6 @@ class SparseOp(TensorOp):
         return None
 
 
-def _same_element(*types: TensorType) -> None:
-    elements = {t.element for t in types}
-    if len(elements) > 1:
-        raise VerifyError(f"operands must have one element type, got "
-                          f"{', '.join(str(t) for t in types)}")
-    if types[0].element.is_bool:
-        raise VerifyError(f"operands must be numbers, not booleans ({types[0]})")
-
-
-def _merge(what: str, a: int | None, b: int | None) -> int | None:
-    if a is not None and b is not None and a != b:
-        raise ShapeError(what)
-    return a if a is not None else b
-
-
 def _fits_broadcast(st: TensorType, dt: TensorType, name: str) -> None:
     """A dense operand of an elementwise op with a sparse one: rank 2, each dimension the
     sparse one's size or typed 1 (broadcast, as Theano's broadcasting)."""
@@ -75,7 +60,7 @@ def _fits_broadcast(st: TensorType, dt: TensorType, name: str) -> None:
         raise VerifyError(f"the dense operand of {name} must have rank 2, got {dt}")
     for a, b in zip(st.shape, dt.shape):
         if b != 1:
-            _merge(f"shapes {format_shape(st.shape)} and {format_shape(dt.shape)} differ", a, b)
+            merge_dim(f"shapes {format_shape(st.shape)} and {format_shape(dt.shape)} differ", a, b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,10 +216,10 @@ def _transposed(t: TensorType) -> TensorType:
 
 
 def _matmul_type(st: TensorType, dt: TensorType) -> TensorType:
-    _same_element(st, dt)
+    check_one_number_type([st, dt])
     if dt.rank not in (1, 2):
         raise VerifyError(f"the dense operand must be a vector or a matrix, got {dt}")
-    _merge(f"incompatible shapes {format_shape(st.shape)} and {format_shape(dt.shape)}",
+    merge_dim(f"incompatible shapes {format_shape(st.shape)} and {format_shape(dt.shape)}",
            st.shape[1], dt.shape[0])
     return TensorType(st.shape[:1] + dt.shape[1:], st.element)
 
@@ -279,7 +264,7 @@ class MatmulOp(SparseOp):
 
 
 def _elementwise_check(name: str, st: TensorType, dt: TensorType) -> None:
-    _same_element(st, dt)
+    check_one_number_type([st, dt])
     _fits_broadcast(st, dt, name)
 
 
@@ -314,7 +299,7 @@ class AddDenseOp(SparseOp):
 
 def _add_type(st: TensorType, dt: TensorType) -> TensorType:
     _elementwise_check("sparse.add_dense", st, dt)
-    return TensorType(tuple(_merge("", a, None if b == 1 else b)
+    return TensorType(tuple(merge_dim("", a, None if b == 1 else b)
                             for a, b in zip(st.shape, dt.shape)), st.element)
 
 
