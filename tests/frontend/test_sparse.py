@@ -267,3 +267,18 @@ def test_the_gpu_backend_refuses_sparse_ops_with_its_reason():
                                             r"is not supported: sparse tensors run on the CPU "
                                             r"only"):
             theano.function([x, w], S.structured_dot(x, w))
+
+
+def test_rop_through_sparse_operations_matches_finite_differences():
+    X = sp.csr_matrix(np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]]))
+    x = S.csr_matrix("x")
+    w, v = T.dmatrix("w"), T.dmatrix("v")
+    y = T.tanh(S.structured_dot(x, w)).sum(axis=1) + S.sp_sum(x * w.T, 1) \
+        + S.add(x, w.T).sum(axis=1) + S.sp_sum(S.csr_from_dense(w.T) * 2.0, 1)
+    f = theano.function([x, w], y)
+    jv = theano.function([x, w, v], T.Rop(y, w, v))
+    rng = np.random.default_rng(7)
+    W, V = rng.standard_normal((3, 2)), rng.standard_normal((3, 2))
+    eps = 1e-6
+    numeric = (f(X, W + eps * V) - f(X, W - eps * V)) / (2 * eps)
+    np.testing.assert_allclose(jv(X, W, V), numeric, atol=1e-6)

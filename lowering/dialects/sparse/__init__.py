@@ -4,6 +4,7 @@
 from .ops import (AddDenseOp, AssembleOp, DisassembleOp, FromDenseOp, MatmulOp,  # noqa: F401
                   MulDenseOp, SampleOp, SparseOp, SumOp, ToDenseOp, TransposeOp)
 from . import interpret  # noqa: F401
+from . import rop  # noqa: F401  (forward-mode rules)
 
 from lowering.ir.context import Dialect  # noqa: E402
 
