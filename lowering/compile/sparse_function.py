@@ -191,5 +191,14 @@ class SparseFunction:
         # The dense function was given its outputs as a list: it returns a list.
         return self.boundary.results(self.inner(*self.boundary.arguments(args), **kwargs))
 
+    def copy(self, *args, **kwargs) -> "SparseFunction":
+        """``Function.copy`` of the dense function, with the same boundary."""
+        return SparseFunction(self.inner.copy(*args, **kwargs), self.boundary)
+
+    def __reduce__(self):
+        raise TypeError("a function with sparse inputs or outputs cannot be pickled")
+
     def __getattr__(self, name):
+        if name in ("inner", "boundary") or name.startswith("__"):
+            raise AttributeError(name)
         return getattr(self.inner, name)

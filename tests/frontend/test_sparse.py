@@ -282,3 +282,13 @@ def test_rop_through_sparse_operations_matches_finite_differences():
     eps = 1e-6
     numeric = (f(X, W + eps * V) - f(X, W - eps * V)) / (2 * eps)
     np.testing.assert_allclose(jv(X, W, V), numeric, atol=1e-6)
+
+
+def test_copies_keep_the_sparse_boundary_and_pickling_says_no():
+    import pickle
+    x = S.csr_matrix("x")
+    f = theano.function([x], S.sp_sum(x, 0))
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [2.0, 3.0]]))
+    np.testing.assert_array_equal(f.copy()(X), [3.0, 3.0])
+    with pytest.raises(TypeError, match="sparse inputs or outputs cannot be pickled"):
+        pickle.dumps(f)
