@@ -1,5 +1,5 @@
 """Dialects. Importing this package defines every op, type, verifier and interpreter rule, and
-loads the default dialects (builtin, scalar, tensor, loops, gpu) into the default context
+loads the default dialects (builtin, scalar, tensor, loops, gpu, sparse) into the default context
 (``lowering.ir.context``). ``DIALECTS`` names every dialect of the package, the test dialect
 included: tests and ``lowering-opt --load-dialect`` load it into a context of their own.
 """

@@ -60,7 +60,9 @@ class ElementwiseOp(TensorOp):
         """The result type for operands of ``operand_types`` (an error names the op and why)."""
         types = list(operand_types)
         for index, t in enumerate(types):
-            if not isinstance(t, TensorType) or t.encoding is not None:
+            if not isinstance(t, TensorType):
+                raise VerifyError(f"{cls.name}: operand #{index} must be a tensor, got {t}")
+            if t.encoding is not None:
                 raise VerifyError(f"{cls.name}: operand #{index} must be a dense tensor, got {t}")
         try:
             shape = broadcast_shapes([t.shape for t in types])
