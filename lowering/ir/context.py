@@ -143,7 +143,7 @@ def default_context() -> Context:
 
     >>> import lowering.dialects
     >>> list(default_context().dialects)
-    ['builtin', 'scalar', 'tensor', 'loops', 'gpu']
+    ['builtin', 'scalar', 'tensor', 'loops', 'gpu', 'sparse']
     """
     return _DEFAULT_CONTEXT
 
