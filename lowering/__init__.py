@@ -35,6 +35,7 @@ __all__ = ["config", "change_flags", "function", "Function", "In", "Out", "Mode"
            "Apply"]
 from .frontend.scan import foldl, foldr, map, reduce, scan  # noqa: F401,E402,A004
 from . import scan_module  # noqa: F401,E402
+from . import sparse  # noqa: F401,E402  (theano.sparse)
 __all__ += ["scan", "scan_module", "map", "reduce", "foldl", "foldr"]
 
 # Theano's graph classes and module paths: theano.Variable, theano.gof.graph, theano.clone,

@@ -37,6 +37,7 @@ TINY = {
     "scan-rnn-grad": {"units": 4, "steps": 6},
     "lenet-fwd": {"batch": 2, "filters": 3},
     "lenet-grad": {"batch": 2, "filters": 3},
+    "sparse-matmul": {"m": 30, "n": 3, "density": 0.2},
 }
 QUIET = {"repeats": 1, "min_seconds": 0.0}
 

@@ -68,8 +68,8 @@ Tensor ops run in the interpreter and reach the CPU and the GPU through bufferiz
 and func ops reach the CPU through its lowering and the GPU inside kernels; gpu ops run on the
 GPU in a kernel or in the host program. "no" gives the reason a layer declares; "—": the op's
 dialect does not reach that backend; "(structure)": every layer walks the op itself (functions,
-modules, terminators). Gradient (tensor ops): the op's own `grad`, which the front end's `grad`
-uses; pretty form: the op prints in a readable form besides the generic one.
+modules, terminators). Gradient (tensor and sparse ops): the op's own `grad`, which the front
+end's `grad` uses; pretty form: the op prints in a readable form besides the generic one.
 """
 
 
@@ -82,7 +82,8 @@ def support_matrix(classes) -> list[str]:
     header = ["op", *(backend.name for backend in BACKENDS), "gradient", "pretty form"]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for cls in classes:
-        gradient = "—" if dialect_of(cls) != "tensor" else "yes" if has_gradient(cls) else "no"
+        gradient = ("—" if dialect_of(cls) not in ("tensor", "sparse")
+                    else "yes" if has_gradient(cls) else "no")
         cells = [f"`{cls.name}`", *(_cell(support(cls, backend)) for backend in BACKENDS),
                  gradient, "yes" if has_pretty_form(cls) else "no"]
         rows.append("| " + " | ".join(cells) + " |")

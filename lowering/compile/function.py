@@ -34,6 +34,7 @@ from .io import In, Out, graph_value, variable_name
 from .pipeline import choose_executor, get_mode
 from .profiling import ProfiledFunction
 from .shared_storage import SharedContainer, shared_container
+from .sparse_function import SparseBoundary, SparseFunction, has_sparse
 from .values import filter_value
 
 __all__ = ["function", "Function", "FunctionMaker", "MissingInputError", "UnusedInputError"]
@@ -66,6 +67,13 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
       ``config.profile``; mode ``ProfileMode`` profiles too. See ``lowering.compile.profiling``.
     """
     started = time.perf_counter()
+    if has_sparse(inputs, outputs):  # scipy.sparse arguments and results, as dense arrays
+        boundary = SparseBoundary.of(inputs, outputs)
+        dense = function(boundary.inputs, boundary.outputs, mode, updates,
+                         _as_pairs(givens, "givens") + list(boundary.givens.items()),
+                         no_default_updates, accept_inplace, name, rebuild_strict,
+                         allow_input_downcast, profile, on_unused_input, trust_input)
+        return SparseFunction(dense, boundary)
     from lowering.config import config
     on_unused_input = on_unused_input or config.on_unused_input
     if on_unused_input not in ("raise", "warn", "ignore"):

@@ -10,7 +10,8 @@ finds what to do with it in its rule table (``lowering.ir.rules``):
   the GPU, inside kernels (``GPU_KERNEL``, which falls back to the CPU's rules);
 - gpu ops are run on the device by a kernel (``GPU_KERNEL``) or by the host program
   (``GPU_HOST``), whichever has the rule; they never reach the CPU backend;
-- func ops (``func.call``) are lowered like loops ops.
+- func ops (``func.call``) are lowered like loops ops;
+- sparse ops take the tensor ops' path (the GPU declares them unsupported).
 
 ``BACKENDS`` says this as data: per backend, per dialect, the steps of the path, each step the
 tables of which one must hold a rule. Ops that structure the IR (``CONTAINERS`` of functions
@@ -68,12 +69,15 @@ class Support:
 
 
 INTERPRETED = Backend("interpreter", {dialect: ((INTERPRETER,),)
-                                      for dialect in ("tensor", "loops", "scalar", "gpu", "func")})
+                                      for dialect in ("tensor", "loops", "scalar", "gpu", "func",
+                                                      "sparse")})
 CPU = Backend("CPU", {"tensor": ((BUFFERIZE,),), "loops": ((CPU_LOWERING,),),
-                      "scalar": ((CPU_LOWERING,),), "func": ((CPU_LOWERING,),)})
+                      "scalar": ((CPU_LOWERING,),), "func": ((CPU_LOWERING,),),
+                      "sparse": ((BUFFERIZE,),)})
 GPU = Backend("GPU", {"tensor": ((DEVICE_BUFFERIZE,),), "loops": ((GPU_KERNEL,),),
                       "scalar": ((GPU_KERNEL,),), "gpu": ((GPU_KERNEL, GPU_HOST),),
-                      "func": ((GPU_KERNEL,),)})
+                      "func": ((GPU_KERNEL,),),
+                      "sparse": ((DEVICE_BUFFERIZE,),)})
 BACKENDS = (INTERPRETED, CPU, GPU)
 
 # The ops that hold functions and kernels: each layer's driver walks into them.

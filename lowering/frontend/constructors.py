@@ -156,6 +156,10 @@ def as_array(x, dtype=None) -> np.ndarray:
                         f"{x.type!r}: ops take tensor variables (T.matrix(), shared(), ...)")
     arr = np.asarray(x)
     if arr.dtype == object:
+        if getattr(getattr(getattr(x, "value", None), "type", None), "encoding", None):
+            raise TypeError(f"the sparse variable {x} cannot be used as a dense tensor; convert "
+                            f"it with theano.sparse.dense_from_sparse, or use theano.sparse's "
+                            f"operations")
         raise TypeError(f"cannot make a tensor constant from {type(x).__name__} data ({x!r}); "
                         f"mixing symbolic variables into lists needs T.stack")
     canonical_dtype(arr.dtype)  # reject strings, long doubles, ...

@@ -21,7 +21,12 @@ from .variable import TensorVariable
 
 
 def dot(a, b) -> TensorVariable:
-    """The NumPy dot product of ``a`` and ``b`` (operands are promoted to one dtype)."""
+    """The NumPy dot product of ``a`` and ``b`` (operands are promoted to one dtype). A sparse
+    operand (a variable with its own ``__dot__``, as ``theano.sparse``'s) computes its product
+    itself, as in Theano."""
+    for x, y, method in ((a, b, "__dot__"), (b, a, "__rdot__")):
+        if not isinstance(x, TensorVariable) and hasattr(type(x), method):
+            return getattr(x, method)(y)
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)

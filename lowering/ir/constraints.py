@@ -196,15 +196,20 @@ class ShapedOf(Constraint):
     rank and shape fit the given constraints; ``what`` names the kind (``"tensor"``)."""
 
     def __init__(self, cls: type, what: str, element: Any = AnyType, rank: Any = None,
-                 shape: Any = None):
+                 shape: Any = None, sparse: bool = False):
         self.cls = cls
         self.what = what
         self.element = as_constraint(element)
         self.rank = None if rank is None else as_constraint(rank)
         self.shape = None if shape is None else as_constraint(shape)
+        # Whether the type must have a sparse encoding (True) or must not (False): an op written
+        # for dense tensors never receives a sparse one by mistake.
+        self.sparse = sparse
 
     def check(self, x, env):
-        return (isinstance(x, self.cls) and self.element.check(x.element, env)
+        return (isinstance(x, self.cls)
+                and (getattr(x, "encoding", None) is not None) == self.sparse
+                and self.element.check(x.element, env)
                 and (self.rank is None or self.rank.check(x.rank, env))
                 and (self.shape is None or self.shape.check(x.shape, env)))
 
@@ -235,7 +240,22 @@ def TensorOf(element: Any = AnyType, rank: Any = None, shape: Any = None) -> Sha
     return ShapedOf(TensorType, "tensor", element, rank, shape)
 
 
+def SparseTensorOf(element: Any = AnyType, shape: Any = None) -> ShapedOf:
+    """A sparse (encoded, rank-2) tensor type whose element type (and shape) fit; dense tensors
+    do not fit it, and sparse ones fit no ``TensorOf``.
+
+    >>> from lowering.ir.types import CSR, F64, TensorType
+    >>> sparse = TensorType((None, None), F64, CSR)
+    >>> SparseTensorOf(F64).check(sparse, {}), TensorOf(F64).check(sparse, {})
+    (True, False)
+    >>> str(SparseTensorOf(F64))
+    'a rank-2 sparse tensor of f64'
+    """
+    return ShapedOf(TensorType, "sparse tensor", element, 2, shape, sparse=True)
+
+
 AnyTensor = TensorOf()
+AnySparseTensor = SparseTensorOf()
 
 
 # ---------------------------------------------------------------------------------------------

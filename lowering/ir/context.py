@@ -4,7 +4,7 @@
 A ``Dialect`` is a name and the op classes it defines. A ``Context`` holds loaded dialects and
 finds op classes by name: the parser creates ops through it, and the passes that collect every
 op's canonicalization patterns ask it which ops there are. ``Context()`` starts with the default
-dialects (those ``lowering.dialects`` loads: builtin, scalar, tensor, loops, gpu);
+dialects (those ``lowering.dialects`` loads: builtin, scalar, tensor, loops, gpu, sparse);
 ``Context([])`` starts empty. Loading a dialect into one context leaves every other context as it
 was, so a test loads the test dialect (``lowering.dialects.test``) into its own context and the
 default context never sees it. Code that passes no context uses ``default_context()``.
@@ -143,7 +143,7 @@ def default_context() -> Context:
 
     >>> import lowering.dialects
     >>> list(default_context().dialects)
-    ['builtin', 'scalar', 'tensor', 'loops', 'gpu']
+    ['builtin', 'scalar', 'tensor', 'loops', 'gpu', 'sparse']
     """
     return _DEFAULT_CONTEXT
 

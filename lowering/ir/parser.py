@@ -78,8 +78,8 @@ from .attributes import (ArrayAttr, Attribute, BoolAttr, ComplexAttr, DenseAttr,
 from .context import Context, default_context
 from .core import ISOLATED, Block, IRError, Operation, Region, Value, did_you_mean
 from .location import UNKNOWN, FusedLoc, Location
-from .types import (F32, F64, I64, SCALAR_TYPES, TYPE_PARSERS, FunctionType, ScalarType, TensorType,
-                    Type, complex_type_of)
+from .types import (F32, F64, I64, SCALAR_TYPES, SPARSE_ENCODINGS, TYPE_PARSERS, FunctionType,
+                    ScalarType, TensorType, Type, complex_type_of)
 
 # One token per match; the leading part skips blanks and comments. Frequent tokens come first;
 # the order settles overlaps: simple tensor types are one token (before identifiers), dims
@@ -100,7 +100,7 @@ _TOKEN = re.compile(r"""
     | (?P<symbol>@(?:[\w$.\-]+|"(?:[^"\\\n]|\\.)*+"))
     | (?P<label>\^[\w$.\-]+)
     | (?P<bang>![A-Za-z_][\w$.]*)
-    | (?P<rare_punct>[?\-])
+    | (?P<rare_punct>[?\-#])
     | (?P<eof>\Z)
     | (?P<badstring>")
     | (?P<error>\S)
@@ -488,9 +488,26 @@ class Parser:
         element = self.parse_type()
         if not isinstance(element, ScalarType):
             self.error(f"a tensor's element type must be a scalar type, not {element}", element_at)
+        encoding = None
+        if self.accept(","):
+            encoding = self._parse_sparse_encoding(len(dims))
         self.expect(">", "to end the tensor type")
         self._depth -= 1
-        return TensorType(tuple(dims), element)
+        return TensorType(tuple(dims), element, encoding)
+
+    def _parse_sparse_encoding(self, rank: int):
+        """``#csr`` or ``#csc`` after a tensor's element type (a rank-2 tensor's storage)."""
+        self.expect("#", "before a sparse encoding (#csr, #csc)")
+        at = self._i
+        name = self._texts[at]
+        if self._kinds[at] != _IDENT or name not in SPARSE_ENCODINGS:
+            self.error(f"unknown sparse encoding '#{name}'"
+                       f"{did_you_mean(name, list(SPARSE_ENCODINGS))}; known: "
+                       f"{', '.join('#' + n for n in SPARSE_ENCODINGS)}", at)
+        if rank != 2:
+            self.error(f"a sparse tensor (#{name}) must have rank 2, got rank {rank}", at)
+        self._i += 1
+        return SPARSE_ENCODINGS[name]
 
     def _parse_complex_type(self) -> ScalarType:
         """``complex<f32>`` or ``complex<f64>``."""

@@ -1,7 +1,8 @@
 """Types: frozen, hashable values.
 
 Builtin types are the scalar element types (``f32``, ``i64``, ``index``, ...), ranked tensors
-(``tensor<?x784xf32>``) and function types. Dialects add their own types by subclassing ``Type``
+(``tensor<?x784xf32>``, and sparse ones ``tensor<?x?xf64, #csr>`` whose ``encoding`` gives the
+storage format, as MLIR's sparse_tensor encoding attribute does) and function types. Dialects add their own types by subclassing ``Type``
 and registering a parser for their keyword (see ``register_type_parser``).
 
 >>> t = TensorType((None, 784), F32)
@@ -124,21 +125,85 @@ def scalar_type_of(dtype) -> ScalarType:
 
 
 @dataclass(frozen=True)
+class SparseEncoding:
+    """How a sparse matrix stores its entries, as MLIR's ``#sparse_tensor.encoding``: the
+    dimension each storage level walks (``order``) and each level's format. Both encodings are
+    one dense level over the outer dimension and one compressed level over the inner one:
+    ``csr`` walks rows then the columns present in each row, ``csc`` columns then rows. A
+    compressed level keeps ``positions`` (where each outer entry's run starts, one more than
+    the outer size) and ``coordinates`` (the inner index of each stored value).
+
+    >>> CSR.order, CSR.levels, str(CSC), CSR.transposed() == CSC
+    ((0, 1), ('dense', 'compressed'), '#csc', True)
+    """
+
+    name: str
+
+    _ORDERS: ClassVar[dict[str, tuple[int, int]]] = {"csr": (0, 1), "csc": (1, 0)}
+
+    def __post_init__(self):
+        if self.name not in self._ORDERS:
+            raise ValueError(f"unknown sparse encoding #{self.name}; known: "
+                             f"{', '.join('#' + n for n in self._ORDERS)}")
+
+    def __str__(self) -> str:
+        return "#" + self.name
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """The dimension of each level: ``(outer, inner)``."""
+        return self._ORDERS[self.name]
+
+    @property
+    def levels(self) -> tuple[str, str]:
+        return ("dense", "compressed")
+
+    @property
+    def outer(self) -> int:
+        """The dimension the positions run over (rows for CSR, columns for CSC)."""
+        return self.order[0]
+
+    def transposed(self) -> "SparseEncoding":
+        """The encoding of the transpose stored in the same arrays (CSR <-> CSC)."""
+        return CSC if self.name == "csr" else CSR
+
+
+CSR, CSC = SparseEncoding("csr"), SparseEncoding("csc")
+SPARSE_ENCODINGS = {e.name: e for e in (CSR, CSC)}
+
+
+@dataclass(frozen=True)
 class TensorType(Type):
-    """A ranked tensor: ``None`` is a run-time dimension (``?``), ``1`` a broadcastable one."""
+    """A ranked tensor: ``None`` is a run-time dimension (``?``), ``1`` a broadcastable one.
+
+    ``encoding`` (None for a dense tensor) makes it a sparse tensor stored in that format.
+
+    >>> str(TensorType((None, 5), F64, CSR)), TensorType((3,), F32).is_sparse
+    ('tensor<?x5xf64, #csr>', False)
+    """
 
     shape: tuple[int | None, ...]
     element: ScalarType
+    encoding: SparseEncoding | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "shape", tuple(self.shape))
         for dim in self.shape:
             if dim is not None and (not isinstance(dim, (int, np.integer)) or dim < 0):
                 raise ValueError(f"bad tensor dimension {dim!r} in {self.shape}")
+        if self.encoding is not None and len(self.shape) != 2:
+            raise ValueError(f"a sparse tensor ({self.encoding}) must have rank 2, got shape "
+                             f"{self.shape}")
 
     def __str__(self) -> str:
         dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+        if self.encoding is not None:
+            return f"tensor<{dims}{self.element}, {self.encoding}>"
         return f"tensor<{dims}{self.element}>"
+
+    @property
+    def is_sparse(self) -> bool:
+        return self.encoding is not None
 
     @property
     def rank(self) -> int:

@@ -50,11 +50,12 @@ def test_a_context_made_by_a_test_leaves_the_others_alone():
 
 
 def test_the_default_context_holds_the_default_dialects():
-    assert list(default_context().dialects) == ["builtin", "scalar", "tensor", "loops", "gpu"]
+    assert list(default_context().dialects) == ["builtin", "scalar", "tensor", "loops", "gpu",
+                                                "sparse"]
     assert default_context().lookup_op("tensor.exp") is ExpOp
     assert default_context().lookup_op("func.func") is FuncOp
     assert set(lowering.dialects.DIALECTS) == {"builtin", "scalar", "tensor", "loops", "gpu",
-                                                "test"}
+                                                "sparse", "test"}
     # Every op a dialect lists is found under its name, and no name is listed twice.
     listed = [op for dialect in default_context().dialects.values() for op in dialect.ops]
     assert {op.name: op for op in listed} == dict(default_context().ops)

@@ -31,26 +31,17 @@ from lowering.ir.types import TensorType
 
 from .base import TensorOp, op_errors
 from .shape_ops import fit_result, format_shape
-from .typing import ShapeError, tensor_of
+from .typing import ShapeError, check_one_number_type, tensor_of
+from .typing import merge_dim as _merge_dim
 
 
-def _merge_dim(what: str, a: int | None, b: int | None) -> int | None:
-    """One size known from two operands: equal when both are static."""
-    if a is not None and b is not None and a != b:
-        raise ShapeError(what)
-    return a if a is not None else b
 
 
 def _check_operands(names, types, ranks) -> None:
     for name, t, rank in zip(names, types, ranks):
         if t.rank != rank:
             raise VerifyError(f"{name} must have rank {rank}, got {t}")
-    elements = {t.element for t in types}
-    if len(elements) > 1:
-        raise VerifyError(f"operands must have one element type, got "
-                          f"{', '.join(str(t) for t in types)}")
-    if types[0].element.is_bool:
-        raise VerifyError(f"operands must be numbers, not booleans ({types[0]})")
+    check_one_number_type(types)
 
 
 def _gemv_type(yt: TensorType, alpha: TensorType, at: TensorType, xt: TensorType,

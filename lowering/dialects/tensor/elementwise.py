@@ -65,6 +65,8 @@ class ElementwiseOp(TensorOp):
         for index, t in enumerate(types):
             if not isinstance(t, TensorType):
                 raise VerifyError(f"{cls.name}: operand #{index} must be a tensor, got {t}")
+            if t.encoding is not None:
+                raise VerifyError(f"{cls.name}: operand #{index} must be a dense tensor, got {t}")
         try:
             shape = broadcast_shapes([t.shape for t in types])
         except ShapeError as exc:

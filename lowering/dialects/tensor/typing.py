@@ -66,11 +66,35 @@ def float_result_type(element: ScalarType, floatx: str = "float64") -> ScalarTyp
     return scalar_type_of(_FLOAT_FOR_INT[element.bits])
 
 
+def merge_dim(what: str, a: int | None, b: int | None) -> int | None:
+    """One size known from two operands: equal when both are static (else ShapeError(what)).
+
+    >>> merge_dim("sizes differ", None, 3), merge_dim("sizes differ", 3, 3)
+    (3, 3)
+    """
+    if a is not None and b is not None and a != b:
+        raise ShapeError(what)
+    return a if a is not None else b
+
+
+def check_one_number_type(types) -> None:
+    """The operands ``types`` share one element type, a number (not i1); VerifyError if not."""
+    elements = {t.element for t in types}
+    if len(elements) > 1:
+        raise VerifyError(f"operands must have one element type, got "
+                          f"{', '.join(str(t) for t in types)}")
+    if types[0].element.is_bool:
+        raise VerifyError(f"operands must be numbers, not booleans ({types[0]})")
+
+
 def tensor_of(value) -> TensorType:
     """The TensorType of an SSA value, or an error naming what it is instead."""
     t = value.type
     if not isinstance(t, TensorType):
         raise VerifyError(f"expected a tensor value, got {t}")
+    if t.encoding is not None:
+        raise VerifyError(f"expected a dense tensor, got the sparse {t}; convert it with "
+                          f"sparse.to_dense")
     return t
 
 
