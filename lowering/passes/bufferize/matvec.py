@@ -4,11 +4,11 @@ a product inside a loop body (a ``tensor.scan`` step) that is small at run time.
 Why: inside a step a product runs once per iteration, and a CBLAS ``?gemv`` of a few thousand
 multiply-adds costs its call, its layout checks and, with OpenBLAS, a hand-off to its threads
 (from ``m * n`` of about 9,000 up), which costs more than the product itself. These loops need
-neither, and keep the whole step in one thread.
+neither, and keep the whole step in one thread: at these sizes (at most 65,536 multiply-adds,
+some microseconds) handing rows to the thread pool every step would cost more than it saves.
 
-- ``matrix . vector`` (``out[i] = sum_j a[i, j] * x[j]``): rows in blocks of ``ROW_BLOCK``, one
-  ``loops.parallel`` iteration per block, whose sequential loop over ``j`` carries one sum per
-  row; each sum's ``scalar.add`` is marked ``allow_reassociation`` so that LLVM keeps vector
+- ``matrix . vector`` (``out[i] = sum_j a[i, j] * x[j]``): rows in blocks of ``ROW_BLOCK``,
+  whose sequential loop over ``j`` carries one sum per row; each sum's ``scalar.add`` is marked ``allow_reassociation`` so that LLVM keeps vector
   partial sums (one row's sum is split into lanes, as a vectorized reduction is). The block
   reads ``x[j]`` once for ``ROW_BLOCK`` rows. The rows left over run one at a time.
 - ``vector . matrix`` (``out[j] = sum_i x[i] * b[i, j]``): ``out`` is zeroed, then for each
@@ -87,7 +87,7 @@ def _rows_times_vector(ctx, b: Builder, read_m: Reader, read_x: Reader, out, k) 
             ctx.store(bb, total, out.buffer, [row])
 
     ctx.loop_nest([blocks], lambda bb, ivs: rows_from(bb, ctx.arith(bb).mul(ivs[0], ROW_BLOCK),
-                                                      ROW_BLOCK), builder=b)
+                                                      ROW_BLOCK), parallel=False, builder=b)
     done = ix.mul(blocks, ROW_BLOCK)
     ctx.loop_nest([ix.sub(rows, done)],
                   lambda bb, ivs: rows_from(bb, ctx.arith(bb).add(done, ivs[0]), 1),
