@@ -153,8 +153,10 @@ def reference(short: str, *arrays) -> np.ndarray:
         fn = np.frompyfunc(lambda *xs: wrap(exact(*map(int, xs)), dtype), len(arrays), 1)
         return np.asarray(fn(*arrays), dtype=object).astype(dtype).reshape(shape)
     with np.errstate(all="ignore"):
-        value = FLOAT_REFERENCE[short](*[a.astype(np.float64) for a in arrays])
-        return np.asarray(value).astype(out_dtype)
+        # At least 1-d: NumPy's scalar path for 0-d operands departs from C's functions
+        # ((-inf) ** 0.5 is nan there), which the ops follow.
+        value = FLOAT_REFERENCE[short](*[np.atleast_1d(a.astype(np.float64)) for a in arrays])
+        return np.asarray(value).reshape(shape).astype(out_dtype)
 
 
 def cast_reference(array, dtype: str) -> np.ndarray:

@@ -79,10 +79,15 @@ def power(x, y):
     [0, 1, -1, 1, 0]
     >>> power(np.int8(3), np.int8(5)).item()  # 243 wraps
     -13
+    >>> power(np.float32(-np.inf), np.float32(0.5)).item()  # C's pow, also for scalars
+    inf
     """
     x, y = np.asarray(x), np.asarray(y)
     if x.dtype.kind != "i":
-        return np.power(x, y)
+        # On arrays NumPy calls C's pow; on 0-d operands its scalar path differs from it
+        # ((-inf) ** 0.5 is nan there, inf in C and in compiled code).
+        shape = np.broadcast_shapes(x.shape, y.shape)
+        return np.power(np.atleast_1d(x), np.atleast_1d(y)).reshape(shape)
     negative = y < 0
     result = np.power(x, np.where(negative, 0, y).astype(y.dtype))
     if np.any(negative):
