@@ -120,8 +120,15 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         if all(t is None for t in operand_tangents):
             continue
         rule = R_OP.find(type(op))
+        if rule is not None and any(_is_complex(v) for v in (*op.operands, *op.results)):
+            # The elementwise rules take their partials from reverse mode, conjugated for
+            # complex numbers: a forward-mode product with them would be silently wrong.
+            rule = None
         if rule is None:
-            reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
+            reason = R_OP.unsupported_reason(type(op)) or (
+                "forward-mode derivatives of complex numbers are not built" if any(
+                    _is_complex(v) for v in (*op.operands, *op.results))
+                else f"it has no rule; {R_OP.hint}")
             raise GraphBuildError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
                                   f"differentiated in forward mode: {reason}", op.location, op)
         with default_location(op.location):
@@ -137,6 +144,10 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         else:
             results.append(wrap(t))
     return _format_as(f, results)
+
+
+def _is_complex(value: Value) -> bool:
+    return bool(getattr(getattr(value.type, "element", None), "is_complex", False))
 
 
 def _check_policies(disconnected: str, returned: str, name: str) -> None:
