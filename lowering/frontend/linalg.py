@@ -15,7 +15,6 @@ from lowering.dialects.tensor import DotOp
 from .build import apply
 from .constructors import as_tensor_variable
 from .elemwise import cast, common_dtype, mul
-from .errors import GraphBuildError, describe
 from .shapes import dimshuffle, flatten, reshape, shape_i
 from .variable import TensorVariable
 
@@ -30,9 +29,9 @@ def dot(a, b) -> TensorVariable:
     a, b = as_tensor_variable(a), as_tensor_variable(b)
     if a.ndim == 0 or b.ndim == 0:
         return mul(a, b)
-    if b.ndim > 2:
-        raise GraphBuildError(f"tensor.dot: the right operand must have rank 1 or 2, got rank "
-                              f"{b.ndim} (operands: {describe(a)}, {describe(b)})")
+    if b.ndim > 2:  # NumPy's and Theano's: a's last axis against b's second to last
+        from .tensordot import tensordot  # a dot between reshapes, built on this one
+        return tensordot(a, b, [[a.ndim - 1], [b.ndim - 2]])
     dtype = common_dtype(a, b)
     a_, b_ = cast(a, dtype), cast(b, dtype)
     if a.ndim <= 2:

@@ -23,6 +23,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from lowering.compile.shared_storage import shared_container
 from lowering.config import config
 from lowering.dialects.tensor import ConstantOp
 from lowering.dialects.tensor.scan import ScanOp, ScanYieldOp, fits, row_type, state_type
@@ -224,7 +225,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
       largest number;
     - ``go_backwards``: read the sequences from their end;
     - ``truncate_gradient``: the gradient flows back this many steps (-1: all);
-    - ``strict``: every outside value ``fn`` uses must be in ``non_sequences``;
+    - ``strict``: every shared variable ``fn`` uses must be in ``non_sequences`` (other outside
+      values may still be used, as in Theano);
     - ``return_list``: always return a list of outputs.
 
     ``mode``, ``profile`` and ``allow_gc`` are accepted for compatibility: the loop is compiled
@@ -296,12 +298,13 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         + [a.value for a in shared_args],
         {var.value: arg.value for (var, _), arg in zip(shared_updates, shared_args)},
         [v.value for v in non_seqs])
-    if strict:
+    if strict:  # as Theano: shared variables must be passed; other outside values may be used
         extra = [v for v in captured if v not in {n.value for n in non_seqs}
-                 and not isinstance(getattr(v, "op", None), ConstantOp)]
+                 and shared_container(v) is not None]
         if extra:
-            raise error(f"strict=True, but fn uses {', '.join(str(wrap(v)) for v in extra)} "
-                        f"without it being in non_sequences")
+            raise error(f"strict=True, but fn uses the shared variable(s) "
+                        f"{', '.join(str(wrap(v)) for v in extra)} without them being in "
+                        f"non_sequences")
 
     operands = [steps.value] + [v.value for v, _ in seqs]
     operands += [inits[k].value for k in sorted(inits)]

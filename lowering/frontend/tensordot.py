@@ -33,6 +33,8 @@ def _axis_lists(a: TensorVariable, b: TensorVariable, axes) -> tuple[list[int], 
                 raise ValueError(f"tensordot: axes can not be larger than the dimension of {name} "
                                  f"({name}.ndim={t.ndim}, axes={axes})")
         return list(range(a.ndim - axes, a.ndim)), list(range(axes))
+    if isinstance(axes, np.ndarray) and axes.ndim == 2:  # Theano takes a (2, n) array too
+        axes = axes.tolist()
     if not isinstance(axes, Sequence) or len(axes) != 2:
         raise ValueError(f"tensordot: axes must be an int or a pair of lists of axes, got {axes!r}")
     pair = [[int(x)] if isinstance(x, (int, np.integer)) else [int(v) for v in x] for x in axes]

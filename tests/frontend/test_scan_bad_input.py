@@ -133,9 +133,13 @@ def test_bad_argument_forms():
         theano.scan(None, sequences=x)
 
 
-def test_strict_requires_every_outside_value_in_non_sequences():
-    x, w = T.dvector("x"), T.dscalar("w")
-    with pytest.raises(GraphBuildError, match=r"strict=True, but fn uses w"):
+def test_strict_requires_every_shared_variable_in_non_sequences():
+    # Theano's strict=True: shared variables must be passed; other outside values may be used.
+    x, scale = T.dvector("x"), T.dscalar("scale")
+    w = theano.shared(np.float64(2.0), name="w")
+    with pytest.raises(GraphBuildError, match=r"strict=True, but fn uses the shared variable\(s\) "
+                                              r"w without them being in non_sequences"):
         theano.scan(lambda v: v * w, sequences=x, strict=True)
-    out, _ = theano.scan(lambda v, w: v * w, sequences=x, non_sequences=w, strict=True)
-    assert out.ndim == 1
+    out, _ = theano.scan(lambda v, w: v * w * scale, sequences=x, non_sequences=w, strict=True)
+    f = theano.function([x, scale], out)
+    np.testing.assert_allclose(f(np.array([1.0, 2.0]), 3.0), [6.0, 12.0])

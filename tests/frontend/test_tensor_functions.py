@@ -211,3 +211,17 @@ def test_addbroadcast_checks_the_size_when_the_function_runs():
         f(np.ones((2, 3)))
     with pytest.raises(ValueError, match="out of range"):
         T.addbroadcast(x, 2)
+
+
+def test_dot_of_operands_above_rank_two_and_tensordot_axes_as_an_array():
+    # Theano's T.dot of a rank-3 or -4 right operand is NumPy's (a's last axis against b's second
+    # to last); tensordot takes its axes as a (2, n) array too.
+    a, b = T.tensor3("a"), T.tensor4("b")
+    av = np.random.default_rng(0).normal(size=(2, 3, 4))
+    bv = np.random.default_rng(1).normal(size=(5, 6, 4, 7))
+    axes = np.array([[2], [2]])
+    for mode in ("FAST_RUN", "INTERP"):
+        got_dot, got_td = theano.function([a, b], [T.dot(a, b), T.tensordot(a, b, axes)],
+                                          mode=mode)(av, bv)
+        np.testing.assert_allclose(got_dot, np.dot(av, bv), rtol=1e-12)
+        np.testing.assert_allclose(got_td, np.tensordot(av, bv, [[2], [2]]), rtol=1e-12)
