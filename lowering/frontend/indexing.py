@@ -67,7 +67,16 @@ def getitem(x: TensorVariable, key) -> TensorVariable:
     items = list(key) if isinstance(key, tuple) else [key]
     if (len(items) == 1 and _is_int(items[0]) and isinstance(x.operation, ShapeOp)):
         # x.shape[i] is one size: build shape_i directly (Theano's Shape_i{i}).
-        return shape_ops.shape_i(wrap(x.operation.input), int(items[0]))
+        source, axis = wrap(x.operation.input), int(items[0])
+        if not -source.ndim <= axis < source.ndim:
+            # Theano's shape vectors have no static length: the error comes when the function
+            # runs, and code testing ranks after taking a size raises its own error first.
+            from .checked import require
+            from .constructors import constant
+            return require(constant(0, dtype="int64"), constant(False),
+                           f"{source}.shape[{axis}]: index {axis} is out of range for a tensor "
+                           f"of rank {source.ndim}")
+        return shape_ops.shape_i(source, axis)
     if sum(item is Ellipsis for item in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     indexing = [i for i in items if i is not None and i is not Ellipsis]
