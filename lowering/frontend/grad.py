@@ -120,6 +120,9 @@ def _seeds(cost, known_grads) -> dict[Value, list[Value]]:
         if cost.ndim != 0:
             raise GraphTypeError(f"grad: the cost must be a scalar (rank 0), got {cost} of type "
                                  f"{cost.type}; sum or average it first")
+        if cost.dtype.startswith("complex"):  # Theano refuses it too
+            raise GraphTypeError(f"grad: the cost must be a float scalar, not complex: got "
+                                 f"{cost} of type {cost.type}; take T.real, T.imag or abs of it")
         if _is_continuous(cost.dtype):
             seeds[cost.value] = [constant(1, dtype=cost.dtype).value]
     for var, g in (known_grads or {}).items():
