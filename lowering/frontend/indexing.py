@@ -72,7 +72,6 @@ def getitem(x: TensorVariable, key) -> TensorVariable:
             # Theano's shape vectors have no static length: the error comes when the function
             # runs, and code testing ranks after taking a size raises its own error first.
             from .checked import require
-            from .constructors import constant
             return require(constant(0, dtype="int64"), constant(False),
                            f"{source}.shape[{axis}]: index {axis} is out of range for a tensor "
                            f"of rank {source.ndim}")
