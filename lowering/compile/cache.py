@@ -264,6 +264,10 @@ class DiskCache:
                  create: bool = True):
         self.directory = os.path.abspath(directory or default_cache_dir())
         self.max_bytes = max_bytes or None
+        # The cache's size as of the last scan plus what was stored here since (None: not
+        # scanned yet). A store rescans and evicts only once this passes ``max_bytes``: scanning
+        # every entry at every store made a run of many compiles quadratic.
+        self._known_bytes: int | None = None
         self._fd = _open_pinned(self.directory, create)
         self._close = weakref.finalize(self, os.close, self._fd)
 
@@ -421,7 +425,10 @@ class DiskCache:
             return False
         if self.max_bytes is not None:
             try:
-                self.evict(self.max_bytes, keep=key)
+                if self._known_bytes is None or self._known_bytes + len(blob) > self.max_bytes:
+                    self.evict(self.max_bytes, keep=key)
+                else:
+                    self._known_bytes += len(blob)
             except OSError as exc:
                 _warn_once(self.directory, "evict", f"cannot evict from the compile cache "
                                                     f"{self.directory}: {exc}")
@@ -463,6 +470,7 @@ class DiskCache:
         for folder, fd in self._folders():
             removed += _unlink_all(fd, doomed.get(folder, ()))
             _unlink_all(fd, _temporaries(fd, older_than=now - _STALE_TEMPORARY_NS))
+        self._known_bytes = total
         return removed
 
     def clear(self) -> int:
@@ -483,6 +491,7 @@ class DiskCache:
                 os.rmdir(folder, dir_fd=self._fd)
             except OSError:
                 pass  # something else is in it
+        self._known_bytes = None
         return removed
 
 

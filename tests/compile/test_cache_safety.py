@@ -449,3 +449,21 @@ def test_cache_info_of_a_directory_not_made_yet(tmp_path):
         status, out, _ = _cli("--cache-info")
     assert status == 0 and "(does not exist yet)" in out and "entries:  0" in out
     assert not directory.exists()
+
+
+def test_a_store_rescans_once_past_the_bound_and_counts_other_writers_then(tmp_path):
+    # A store adds its size to what the last scan found instead of scanning every entry each
+    # time; once that passes the bound it rescans, which sees what other writers stored.
+    other = DiskCache(str(tmp_path / "c"))
+    keys = [other.key(f"g{i}", "t") for i in range(6)]
+    other.store(keys[0], b"x" * 1000, {})
+    size = other.usage()[1]
+    bounded = DiskCache(str(tmp_path / "c"), max_bytes=3 * size)
+    assert bounded.store(keys[1], b"x" * 1000, {})  # scans: two entries
+    for key in keys[2:4]:
+        assert other.store(key, b"x" * 1000, {})  # unbounded: four entries
+    assert bounded.store(keys[4], b"x" * 1000, {})  # its count: three, within the bound
+    assert bounded.usage() == (5, 5 * size)
+    assert bounded.store(keys[5], b"x" * 1000, {})  # its count passes it: rescans, evicts
+    assert bounded.usage() == (3, 3 * size)
+    assert os.path.exists(bounded._path(keys[5]))
