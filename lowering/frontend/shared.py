@@ -31,7 +31,7 @@ from lowering.ir.types import scalar_type_of
 
 from .device_shared import DeviceSharedContainer, HostSharedContainer, placement
 from .gpu import device_copy
-from .variable import LEAF_VIEWS, TensorVariable
+from .variable import LEAF_VIEWS, TensorVariable, Variable
 
 
 class SharedVariable(TensorVariable):
@@ -157,3 +157,11 @@ def _as_array(value, borrow: bool) -> np.ndarray:
     except TypeError:
         raise TypeError(f"shared(): unsupported dtype {array.dtype}") from None
     return array
+
+
+# Theano's path for these names, ``theano.compile.sharedvalue``, is a module of a lower layer:
+# the front end gives it its names.
+from lowering.compile import sharedvalue as _theano_path  # noqa: E402
+
+_theano_path.SharedVariable, _theano_path.shared, _theano_path.Variable = \
+    SharedVariable, shared, Variable
