@@ -383,7 +383,15 @@ class Function:
         replaces; ``delete_updates`` leaves out every update; ``name`` defaults to
         ``'<name> copy'``; ``profile`` as in ``function()``. ``share_memory`` is accepted:
         compiled functions keep no intermediate results between calls, so there is nothing to
-        share. See ``lowering.compile.function_copy``."""
+        share. As in Theano 1.0, the copy returns a list even where this function returns a
+        single output (programs index ``copy(...)(x)[0]``). See
+        ``lowering.compile.function_copy``.
+
+        >>> import lowering as theano, lowering.tensor as T
+        >>> x = T.dscalar("x")
+        >>> theano.function([x], x + 1).copy()(1.0)
+        [array(2.)]
+        """
         from lowering.config import config
         parts = copy_parts(self._tensor_module, self.maker, self._shared, self._targets,
                            self._states, swap=swap, delete_updates=delete_updates)
@@ -391,7 +399,7 @@ class Function:
         executor_name = self._recipe["executor"]
         executor = (executor_name, EXECUTORS[executor_name]) if executor_name in EXECUTORS \
             else choose_executor(self.mode)
-        args = (parts.built, parts.inputs, parts.outputs, self._recipe["single"], self.mode,
+        args = (parts.built, parts.inputs, parts.outputs, False, self.mode,
                 executor, name or f"{self.name} copy", parts.states)
         options = dict(allow_input_downcast=self._recipe["allow_input_downcast"],
                        trust_input=self.trust_input, floatx=self._recipe["floatx"])
