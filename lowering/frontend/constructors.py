@@ -53,7 +53,7 @@ def _named(kind: str, fixed_dtype: str | None):
     pattern = PATTERNS[kind]
     prefix = next((p for p, d in PREFIXES.items() if d == fixed_dtype), "")
     if fixed_dtype is not None:
-        make = TensorType(fixed_dtype, pattern)
+        make = TensorType.interned(fixed_dtype, pattern)
     else:
         def make(name: str | None = None, dtype=None) -> TensorVariable:
             return tensor(dtype or config.floatX, pattern, name)

@@ -43,6 +43,10 @@ def canonical_dtype(dtype) -> str:
     return name
 
 
+# The shared instances of TensorType.interned: a few per dtype and rank a program uses.
+_INTERNED: dict = {}
+
+
 class TensorType:
     """The type of a tensor variable: ``dtype`` and ``broadcastable`` (one flag per dimension).
 
@@ -85,10 +89,29 @@ class TensorType:
 
     @staticmethod
     def from_ir(ir_type: IRTensorType) -> "TensorType":
-        """The Theano view of an IR tensor type (static sizes are kept in ``shape``)."""
+        """The Theano view of an IR tensor type (static sizes are kept in ``shape``). Types
+        without static sizes are shared instances, as Theano's are: ``T.dscalar("x").type is
+        T.dscalar``.
+
+        >>> ir_type = IRTensorType((None, 1), scalar_type_of("float64"))
+        >>> TensorType.from_ir(ir_type) is TensorType.interned("float64", (False, True))
+        True
+        """
         if not isinstance(ir_type, IRTensorType):
             raise TypeError(f"not a tensor type: {ir_type}")
+        if all(d is None or d == 1 for d in ir_type.shape):
+            return TensorType.interned(ir_type.dtype.name, tuple(d == 1 for d in ir_type.shape))
         return TensorType(ir_type.dtype.name, shape=ir_type.shape)
+
+    @staticmethod
+    def interned(dtype, broadcastable) -> "TensorType":
+        """The one instance of the type ``(dtype, broadcastable)`` that variables of that type
+        return from ``.type`` (and that ``T.dmatrix`` and the other typed constructors are)."""
+        key = (canonical_dtype(dtype), tuple(bool(b) for b in broadcastable))
+        found = _INTERNED.get(key)
+        if found is None:
+            found = _INTERNED[key] = TensorType(*key)
+        return found
 
     def __call__(self, name: str | None = None):
         """A new input variable of this type."""

@@ -64,6 +64,12 @@ def test_types_compare_and_print_as_theano():
     assert T.dmatrix().type == T.dmatrix and T.matrix(dtype="float64").type == T.dmatrix
     assert str(T.dmatrix) == "TensorType(float64, matrix)"
     assert str(T.frow) == "TensorType(float32, row)"
+    # Variables of a type without static sizes share its one instance, as Theano's do (the
+    # tutorial's ``x.type is T.dscalar``), also when they come out of an op.
+    x = T.dscalar("x")
+    assert x.type is T.dscalar and (x * 2).type is T.dscalar
+    assert T.dot(T.dmatrix(), T.dvector()).type is T.dvector
+    assert T.TensorType("float64", (False, False))("m").type is T.dmatrix
     y = T.TensorType("int8", (False, True, False))("y")
     assert (y.name, y.broadcastable, y.dtype) == ("y", (False, True, False), "int8")
 
