@@ -75,7 +75,7 @@ def debugprint(obj, depth: int = -1, print_type: bool = False, file=None, ids: s
     >>> import lowering.tensor as T
     >>> m = T.dmatrix("m")
     >>> debugprint(m.T, print_view_map=True)
-    DimShuffle{1,0} [id A] ''  v={0: [0]} 
+    InplaceDimShuffle{1,0} [id A] ''  v={0: [0]} 
      |m [id B]
     """
     results, order = results_to_print(obj)

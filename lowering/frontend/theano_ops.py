@@ -2,12 +2,12 @@
 
 Programs written for Theano inspect graphs by op class (``isinstance(node.op, T.Elemwise)``,
 ``node.op.__class__.__name__ in ['Gemv', 'CGemv']``) and read Theano's notation
-(``Elemwise{exp,no_inplace}``, ``DimShuffle{1,0}``, ``Sum{acc_dtype=float64}``). ``theano_op(op)``
-gives, for an IR op, an object of the Theano class that plays its part, which prints that way.
-GPU ops have their own classes (``GpuElemwise`` is not an ``Elemwise``, as in Theano's CUDA
-backend), chosen with ``on_gpu=True``, or for ops of the ``gpu`` dialect (``GpuFromHost<None>``,
-``HostFromGpu(gpuarray)``) and ops the placement passes put on a GPU (a ``device`` attribute).
-A ``tensor.custom`` op shows as the program's own ``Op`` object.
+(``Elemwise{exp,no_inplace}``, ``InplaceDimShuffle{1,0}``, ``Sum{acc_dtype=float64}``).
+``theano_op(op)`` gives, for an IR op, an object of the Theano class that plays its part, which
+prints that way. GPU ops have their own classes (``GpuElemwise`` is not an ``Elemwise``, as in
+Theano's CUDA backend), chosen with ``on_gpu=True``, or for ops of the ``gpu`` dialect
+(``GpuFromHost<None>``, ``HostFromGpu(gpuarray)``) and ops the placement passes put on a GPU (a
+``device`` attribute). A ``tensor.custom`` op shows as the program's own ``Op`` object.
 
 >>> import lowering.tensor as T
 >>> from lowering.frontend.constructors import fmatrix, fvector
@@ -15,7 +15,7 @@ A ``tensor.custom`` op shows as the program's own ``Op`` object.
 >>> str(theano_op((x.dot(w)).value.op)), type(theano_op((x.dot(w)).value.op)).__name__
 ('CGemv{no_inplace}', 'CGemv')
 >>> str(theano_op(x.T.value.op)), str(theano_op((-x).value.op)), str(theano_op(x.sum().value.op))
-('DimShuffle{1,0}', 'Elemwise{neg,no_inplace}', 'Sum{acc_dtype=float32}')
+('InplaceDimShuffle{1,0}', 'Elemwise{neg,no_inplace}', 'Sum{acc_dtype=float32}')
 >>> str(theano_op((-x).value.op, on_gpu=True)), str(theano_op(T.sqr(x).value.op, on_gpu=True,
 ...                                                          inplace_pattern={0: 0}))
 ('GpuElemwise{neg,no_inplace}', 'GpuElemwise{Sqr}[(0, 0)]<gpuarray>')
@@ -169,7 +169,11 @@ class _DimShuffleText:
 
 
 class DimShuffle(_DimShuffleText, Op):
-    """Permutes dims and adds or drops broadcastable ones."""
+    """Permutes dims and adds or drops broadcastable ones. Its result is a view of its operand,
+    which Theano 1.0 prints as ``InplaceDimShuffle`` (the class stays ``DimShuffle``)."""
+
+    def __str__(self):
+        return "InplaceDimShuffle" + self.props()
 
 
 class GpuDimShuffle(_DimShuffleText, GpuOp):

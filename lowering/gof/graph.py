@@ -12,7 +12,7 @@ Theano's order, over the IR ops underneath (see docs/compatibility.md, "The obje
 >>> [v.name for v in inputs([y]) if v.owner is None and not isinstance(v, Constant)]
 ['x', 'w']
 >>> [str(node.op) for node in io_toposort([x], [y])]
-['DimShuffle{x}', 'Elemwise{mul,no_inplace}', 'Sum{acc_dtype=float64}']
+['InplaceDimShuffle{x}', 'Elemwise{mul,no_inplace}', 'Sum{acc_dtype=float64}']
 >>> is_same_graph(y, (x * w).sum())
 True
 """

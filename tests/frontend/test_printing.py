@@ -193,6 +193,6 @@ def test_views_print_their_view_map():
     assert debugprint(g, file="str", print_view_map=True, print_destroy_map=True) == (
         "Sum{acc_dtype=float64} [id A] ''   2\n"
         " |Elemwise{mul,no_inplace} [id B] ''   1\n"
-        "   |DimShuffle{1,0} [id C] ''  v={0: [0]} 0\n"
+        "   |InplaceDimShuffle{1,0} [id C] ''  v={0: [0]} 0\n"
         "   | |m [id D]\n"
         "   |TensorConstant{(1, 1) of 2.0} [id E]\n")

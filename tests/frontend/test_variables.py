@@ -98,8 +98,8 @@ def test_one_variable_per_value():
 def test_owner_is_a_theano_apply():
     x = T.matrix("x")
     y = x.T
-    assert isinstance(y.owner.op, T.DimShuffle) and str(y.owner.op) == "DimShuffle{1,0}"
-    assert str(y.owner) == "DimShuffle{1,0}(x)"
+    assert isinstance(y.owner.op, T.DimShuffle) and str(y.owner.op) == "InplaceDimShuffle{1,0}"
+    assert str(y.owner) == "InplaceDimShuffle{1,0}(x)"
     assert y.owner.operation is y.value.op
     assert T.constant(1.0).owner is None and x.owner is None
 
