@@ -35,17 +35,8 @@ from .errors import GraphBuildError, GraphTypeError
 from .indexing import inc_subtensor
 from .reductions import prod
 from .shapes import _sizes, arange, dimshuffle
-from .shared import shared
+from .random_state import fresh_state, initial_state
 from .variable import TensorVariable
-
-
-def initial_state(seed: int) -> np.ndarray:
-    """The state of a stream seeded with ``seed``: ``[key, counter]``, the counter at 0.
-
-    >>> initial_state(7).tolist()
-    [7, 0]
-    """
-    return np.array([int(seed), 0], dtype=np.uint64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +148,7 @@ class RandomStreams:
 
     def _draw(self, distribution: str, dtype: str, sizes) -> TensorVariable:
         """``tensor.random`` draws of ``sizes`` from a new state registered with its update."""
-        state = shared(initial_state(self.gen_seedgen.randint(2 ** 30)))
+        state = fresh_state(self.gen_seedgen.randint(2 ** 30))
         pattern = ["x"] * len(sizes)
         key, counter = dimshuffle(state[0], pattern), dimshuffle(state[1], pattern)
         values = apply(RandomOp, key, counter, *sizes, distribution=distribution,

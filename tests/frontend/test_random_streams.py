@@ -287,6 +287,34 @@ def test_seed_makes_the_same_values_again():
     np.testing.assert_array_equal(theano.function([], other.uniform((4,)))(), first[0])
 
 
+def test_one_variable_is_seeded_and_restored_through_its_rng_value_as_in_the_tutorial():
+    from lowering.tensor.shared_randomstreams import RandomStateSharedVariable
+    srng = RandomStreams(seed=234)
+    u = srng.uniform((2, 2))
+    f = theano.function([], u)
+    assert isinstance(u.rng, RandomStateSharedVariable)
+    rng_val = u.rng.get_value(borrow=True)
+    rng_val.seed(89234)                          # in place: the stored state itself
+    u.rng.set_value(rng_val, borrow=True)
+    seeded = f()
+    np.testing.assert_array_equal(RandomStreams(seed=0)[u], [89234, 4])
+    saved = u.rng.get_value().get_state()
+    v1 = f()
+    rng = u.rng.get_value(borrow=True)
+    rng.set_state(saved)
+    u.rng.set_value(rng, borrow=True)
+    np.testing.assert_array_equal(f(), v1)      # back where it was before v1
+    assert not np.array_equal(v1, seeded)
+    # The same seed gives a variable the same draws, whichever stream made it.
+    w = RandomStreams(seed=5).uniform((2, 2))
+    w.rng.get_value(borrow=True).seed(89234)
+    np.testing.assert_array_equal(theano.function([], w)(), seeded)
+    with pytest.raises(ValueError, match="set_state needs a state of this generator"):
+        rng.set_state(np.zeros(3))
+    with pytest.raises(ValueError, match=r"a seed must be an integer in \[0, 2\*\*64\)"):
+        rng.seed(-1)
+
+
 def test_each_variable_has_its_own_shared_state_advanced_by_its_draws():
     srng = RandomStreams(seed=17)
     u = srng.uniform((2, 3))
