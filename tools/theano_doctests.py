@@ -1,7 +1,7 @@
 """Run Theano 1.0's tutorial and ``library/tensor/basic`` documentation as doctests, with every
 ``import theano`` importing ``lowering``.
 
-    python -m pip install sphinx
+    python -m pip install sphinx six      # six: the pickling tutorial imports it
     python tools/theano_doctests.py /path/to/Theano/doc [--keep DIR]
 
 Sphinx's doctest builder runs the ``>>>`` examples and the ``testcode``/``testoutput`` blocks of
