@@ -66,11 +66,22 @@ def _sum(b: Builder, acc, term):
     return b.insert(scalar.allow_reassociation(scalar.AddOp.build(acc, term))).result
 
 
+def _in_row_blocks(ctx, b: Builder, count, rows_from) -> None:
+    """``rows_from(builder, first, n)`` over ``count`` rows: blocks of ``ROW_BLOCK`` rows, then
+    the rows left over one at a time (serial loops: see the module doc)."""
+    ix = ctx.arith(b)
+    blocks = ix.floordiv(count, ROW_BLOCK)
+    ctx.loop_nest([blocks], lambda bb, ivs: rows_from(bb, ctx.arith(bb).mul(ivs[0], ROW_BLOCK),
+                                                      ROW_BLOCK), parallel=False, builder=b)
+    done = ix.mul(blocks, ROW_BLOCK)
+    ctx.loop_nest([ix.sub(count, done)],
+                  lambda bb, ivs: rows_from(bb, ctx.arith(bb).add(done, ivs[0]), 1),
+                  parallel=False, builder=b)
+
+
 def _rows_times_vector(ctx, b: Builder, read_m: Reader, read_x: Reader, out, k) -> None:
     rows = out.sizes[0]
     zero = ctx.constant(0, out.type.element)
-    ix = ctx.arith(b)
-    blocks = ix.floordiv(rows, ROW_BLOCK)
 
     def rows_from(bb, first, count):
         x_ = ctx.arith(bb)
@@ -86,19 +97,12 @@ def _rows_times_vector(ctx, b: Builder, read_m: Reader, read_x: Reader, out, k) 
         for total, row in zip(totals, row_ids):
             ctx.store(bb, total, out.buffer, [row])
 
-    ctx.loop_nest([blocks], lambda bb, ivs: rows_from(bb, ctx.arith(bb).mul(ivs[0], ROW_BLOCK),
-                                                      ROW_BLOCK), parallel=False, builder=b)
-    done = ix.mul(blocks, ROW_BLOCK)
-    ctx.loop_nest([ix.sub(rows, done)],
-                  lambda bb, ivs: rows_from(bb, ctx.arith(bb).add(done, ivs[0]), 1),
-                  parallel=False, builder=b)
+    _in_row_blocks(ctx, b, rows, rows_from)
 
 
 def _vector_times_rows(ctx, b: Builder, read_x: Reader, read_m: Reader, out, k) -> None:
     columns = out.sizes[0]
     b.insert(FillOp.build(ctx.constant(0, out.type.element), out.buffer))
-    ix = ctx.arith(b)
-    blocks = ix.floordiv(k, ROW_BLOCK)
 
     def rows_from(bb, first, count):
         x_ = ctx.arith(bb)
@@ -115,9 +119,4 @@ def _vector_times_rows(ctx, b: Builder, read_x: Reader, read_m: Reader, out, k) 
             ctx.store(b2, total, out.buffer, [j])
         ctx.loop_nest([columns], column, parallel=False, builder=bb)
 
-    ctx.loop_nest([blocks], lambda bb, ivs: rows_from(bb, ctx.arith(bb).mul(ivs[0], ROW_BLOCK),
-                                                      ROW_BLOCK), parallel=False, builder=b)
-    done = ix.mul(blocks, ROW_BLOCK)
-    ctx.loop_nest([ix.sub(k, done)],
-                  lambda bb, ivs: rows_from(bb, ctx.arith(bb).add(done, ivs[0]), 1),
-                  parallel=False, builder=b)
+    _in_row_blocks(ctx, b, k, rows_from)
