@@ -249,8 +249,11 @@ def _if(op: IfOp, tangents) -> list:
 
 R_OP.register(Conv2dOp)(multilinear_in(0, 1))  # linear in the images and in the filters
 R_OP.register(SpecifyShapeOp)(linear_in(0))
-R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
-                         "which is not built yet; Lop (reverse mode) goes through scan")
+
+# The tangents of a scan are a scan of the step's tangents (scan_rop.py), built with this table.
+from .scan_rop import scan_rop  # noqa: E402
+
+R_OP.register(ScanOp)(scan_rop)
 
 
 # Forward mode through the functions of complex numbers is not built (their partials are the
