@@ -22,7 +22,7 @@ import warnings
 from lowering.dialects.tensor import GradFilterOp, ShapeIOp
 from lowering.dialects.tensor.rop import R_OP
 from lowering.dialects.tensor.shape_ops import match_type
-from lowering.ir.core import Block, Value
+from lowering.ir.core import Block, Value, VerifyError
 from lowering.ir.location import caller_location, default_location
 
 from .batching import batch_linear, identity
@@ -120,19 +120,19 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         if all(t is None for t in operand_tangents):
             continue
         rule = R_OP.find(type(op))
-        if rule is not None and any(_is_complex(v) for v in (*op.operands, *op.results)):
-            # The elementwise rules take their partials from reverse mode, conjugated for
-            # complex numbers: a forward-mode product with them would be silently wrong.
-            rule = None
         if rule is None:
-            reason = R_OP.unsupported_reason(type(op)) or (
-                "forward-mode derivatives of complex numbers are not built" if any(
-                    _is_complex(v) for v in (*op.operands, *op.results))
-                else f"it has no rule; {R_OP.hint}")
+            reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
             raise GraphBuildError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
                                   f"differentiated in forward mode: {reason}", op.location, op)
-        with default_location(op.location):
-            results = rule(op, operand_tangents)
+        try:
+            with default_location(op.location):
+                results = rule(op, operand_tangents)
+        except VerifyError as exc:
+            if isinstance(exc, GraphBuildError):
+                raise
+            # A rule that cannot build the tangent (an op in a scan's step without one, a
+            # complex function without one) names the op; the message gets the user's line.
+            raise GraphBuildError(exc.message, op.location, exc.op or op) from None
         for r, t in zip(op.results, results):
             if t is not None:
                 tangents[r] = t
@@ -144,10 +144,6 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         else:
             results.append(wrap(t))
     return _format_as(f, results)
-
-
-def _is_complex(value: Value) -> bool:
-    return bool(getattr(getattr(value.type, "element", None), "is_complex", False))
 
 
 def _check_policies(disconnected: str, returned: str, name: str) -> None:
