@@ -20,7 +20,7 @@ from __future__ import annotations
 import warnings
 
 from lowering.dialects.tensor import GradFilterOp, ShapeIOp
-from lowering.dialects.tensor.rop import R_OP
+from lowering.dialects.tensor.rop import push_forward
 from lowering.dialects.tensor.shape_ops import match_type
 from lowering.ir.core import Block, Value, VerifyError
 from lowering.ir.location import caller_location, default_location
@@ -119,19 +119,13 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         operand_tangents = [tangents.get(v) for v in op.operands]
         if all(t is None for t in operand_tangents):
             continue
-        rule = R_OP.find(type(op))
-        if rule is None:
-            reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
-            raise GraphBuildError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
-                                  f"differentiated in forward mode: {reason}", op.location, op)
         try:
-            with default_location(op.location):
-                results = rule(op, operand_tangents)
+            results = push_forward(op, operand_tangents)
         except VerifyError as exc:
             if isinstance(exc, GraphBuildError):
                 raise
-            # A rule that cannot build the tangent (an op in a scan's step without one, a
-            # complex function without one) names the op; the message gets the user's line.
+            # The op without a rule (here, in a scan's step, or a function of complex numbers
+            # without one) is named; the message gets the user's line.
             raise GraphBuildError(exc.message, op.location, exc.op or op) from None
         for r, t in zip(op.results, results):
             if t is not None:

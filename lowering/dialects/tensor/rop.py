@@ -57,6 +57,29 @@ R_OP = RuleTable("R-op", hint="forward-mode rules of tensor ops live in "
                               "lowering/dialects/tensor/rop.py")
 
 
+def push_forward(op: Operation, tangents: list) -> list:
+    """The tangents of ``op``'s results given those of its operands, by its rule; an op without
+    one raises a ``VerifyError`` naming it and why.
+
+    >>> from lowering.ir.core import Block
+    >>> from lowering.ir.types import F64, TensorType
+    >>> from .elementwise import NegOp
+    >>> x, v = Block([TensorType((2,), F64), TensorType((2,), F64)]).args
+    >>> [str(t.type) for t in push_forward(NegOp.build(x), [v])]
+    ['tensor<2xf64>']
+    """
+    from lowering.ir.core import VerifyError
+    from lowering.ir.location import default_location
+
+    rule = R_OP.find(type(op))
+    if rule is None:
+        reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
+        raise VerifyError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
+                          f"differentiated in forward mode: {reason}", op)
+    with default_location(op.location):
+        return rule(op, tangents)
+
+
 def _none(op: Operation, tangents) -> list:
     """Ops whose results carry no tangent: shapes, index ranges, argmax/argmin."""
     return [None] * len(op.results)
@@ -259,7 +282,7 @@ R_OP.register(SpecifyShapeOp)(linear_in(0))
 # The tangents of a scan are a scan of the step's tangents (scan_rop.py), built with this table.
 from .scan_rop import scan_rop  # noqa: E402
 
-R_OP.register(ScanOp)(scan_rop)
+R_OP.register(ScanOp)(lambda op, tangents: scan_rop(op, tangents, push_forward))
 
 # Complex numbers: the elementwise rule above defers to complex_rop.py; conj and complex(x, y)
 # are real-linear; complex_from_polar has its own rule.

@@ -17,14 +17,24 @@ tangents cover the steps that ran. Which fed-back outputs carry a tangent is fou
 the set until the step adds none: an output whose step reads a tangent has one, and from then on
 its earlier steps are tangents the step reads.
 
->>> from lowering.dialects.tensor.scan import ScanOp
+>>> import numpy as np
+>>> from lowering.dialects.tensor.elementwise import MulOp
 >>> from lowering.dialects.tensor.rop import R_OP
->>> R_OP.find(ScanOp) is scan_rop
-True
+>>> from lowering.ir.types import F64, I64, TensorType
+>>> from .scan import run_scan
+>>> n, xs, h0, vxs = Block([TensorType((), I64), TensorType((None,), F64),
+...                         TensorType((1,), F64), TensorType((None,), F64)]).args
+>>> op = ScanOp.build([n, xs, h0], [[0]], [[-1]], lambda x, h: [MulOp.build(x, h).result])
+>>> (t,) = R_OP.lookup(op)(op, [None, vxs, None])
+>>> joint = t.op  # operands: n, xs, vxs, h0 and h0's tangent (zeros)
+>>> # h_t = x_t h_(t-1), so dh_t = dx_t h_(t-1) + x_t dh_(t-1)
+>>> run_scan(joint, [np.int64(2), np.array([2., 3.]), np.array([1., 1.]), np.array([1.]),
+...                  np.array([0.])])[1]
+array([1., 5.])
 """
 from __future__ import annotations
 
-from lowering.ir.core import Block, Value, VerifyError
+from lowering.ir.core import Block, Value
 from lowering.ir.location import default_location
 
 from .base import ConstantOp
@@ -34,15 +44,14 @@ from .scan import ScanLayout, ScanOp, ScanYieldOp, arg_types
 from .shape_ops import zeros_like
 
 
-def scan_rop(op: ScanOp, tangents: list) -> list:
-    """One tangent per result of ``op`` (see the module docstring)."""
+def scan_rop(op: ScanOp, tangents: list, push_forward) -> list:
+    """One tangent per result of ``op`` (see the module docstring); ``push_forward(op,
+    tangents)`` gives the tangents of each op of the step (``rop.push_forward``)."""
     with default_location(op.location):
-        return _scan_rop(op, tangents)
+        return _scan_rop(op, tangents, push_forward)
 
 
-def _scan_rop(op: ScanOp, tangents: list) -> list:
-    from .rop import R_OP
-
+def _scan_rop(op: ScanOp, tangents: list, push_forward) -> list:
     layout = op.layout
     seq_slice, init_slice, non_slice = layout.operand_slices()
     seq_tangents = tangents[seq_slice]
@@ -53,7 +62,7 @@ def _scan_rop(op: ScanOp, tangents: list) -> list:
     differentiable = {k for k, r in enumerate(op.results) if is_differentiable_type(r.type)}
     carried = sorted(k for k, t in init_tangents.items() if t is not None and k in differentiable)
     while True:
-        block, values, step_tangents = _tangent_step(op, R_OP, seq_with, carried, non_with)
+        block, values, step_tangents = _tangent_step(op, push_forward, seq_with, carried, non_with)
         grown = sorted({*carried, *(k for k in layout.fed_back
                                     if step_tangents[k] is not None and k in differentiable)})
         if grown == carried:
@@ -94,7 +103,7 @@ def _scan_rop(op: ScanOp, tangents: list) -> list:
     return results
 
 
-def _tangent_step(op: ScanOp, rules, seq_with: list[int], carried: list[int],
+def _tangent_step(op: ScanOp, push_forward, seq_with: list[int], carried: list[int],
                   non_with: list[int]) -> tuple[Block, list, list]:
     """The joint step's block, without its terminator (the forward step cloned; its ops'
     tangents are built detached), the values the step yields and, per output, the tangent of
@@ -149,15 +158,7 @@ def _tangent_step(op: ScanOp, rules, seq_with: list[int], carried: list[int],
         operand_tangents = [tangent.get(v) for v in clone.operands]
         if all(t is None for t in operand_tangents):
             continue
-        rule = rules.find(type(clone))
-        if rule is None:
-            reason = rules.unsupported_reason(type(clone)) or f"it has no rule; {rules.hint}"
-            raise VerifyError(f"Rop: {clone.name} (built at {clone.location.short()}) in the "
-                              f"step of a scan cannot be differentiated in forward mode: "
-                              f"{reason}", clone)
-        with default_location(clone.location):
-            found = rule(clone, operand_tangents)
-        for result, t in zip(clone.results, found):
+        for result, t in zip(clone.results, push_forward(clone, operand_tangents)):
             if t is not None:
                 tangent[result] = t
     values = [value_map.get(v, v) for v in forward.last_op.operands]
