@@ -158,6 +158,21 @@ def test_gauss_newton_vector_product_of_an_rnn():
                                rtol=1e-6, atol=1e-8)
 
 
+def test_hessian_vector_product_through_the_scan_of_the_gradient():
+    """``Rop(grad(cost, W), W, v)`` (Pearlmutter's product) goes through the backward scan
+    that ``grad`` builds, and matches finite differences of the gradient."""
+    x, W, v = T.dmatrix("x"), T.dmatrix("W"), T.dmatrix("v")
+    hs, _ = theano.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=x,
+                        outputs_info=T.zeros_like(x[0]), non_sequences=W)
+    g = T.grad((hs ** 2).sum(), W)
+    f = theano.function([x, W, v], T.Rop(g, W, v), mode="INTERP")
+    gradient = theano.function([x, W], g, mode="INTERP")
+    r = np.random.default_rng(0)
+    X, W0, D = r.normal(size=(4, 3)), r.normal(size=(3, 3)) * 0.5, r.normal(size=(3, 3))
+    np.testing.assert_allclose(f(X, W0, D), directional(lambda w: gradient(X, w), [W0], [D]),
+                               rtol=1e-6, atol=1e-8)
+
+
 def test_the_tensor_ir_shows_one_scan_of_values_and_tangents():
     x, W, v = T.dmatrix("x"), T.dmatrix("W"), T.dmatrix("v")
     hs, _ = theano.scan(lambda xt, h, W: T.tanh(T.dot(W, h) + xt), sequences=x,
@@ -179,8 +194,9 @@ def test_the_simulated_gpu_runs_the_recurrence_of_tangents():
         xs, h0, W, vW = T.fmatrix("xs"), T.fvector("h0"), T.fmatrix("W"), T.fmatrix("vW")
         h, _ = theano.scan(lambda x, h, w: T.tanh(T.dot(w, h) + x), sequences=xs,
                            outputs_info=h0, non_sequences=W)
-        got = theano.function([xs, h0, W, vW], T.Rop(h, W, vW))(
-            *(a.astype("float32") for a in (X, H0, W0, VW)))
+        f = theano.function([xs, h0, W, vW], T.Rop(h, W, vW))
+        got = f(*(a.astype("float32") for a in (X, H0, W0, VW)))
+    assert "gpu.module" in f.ir("gpu")  # the step's ops run as kernels
     h, dh, want = H0, np.zeros(3), []
     for x in X:  # h' = tanh(W h + x), dh' = (1 - h'^2) (VW h + W dh)
         new = np.tanh(W0 @ h + x)
