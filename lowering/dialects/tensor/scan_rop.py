@@ -75,7 +75,7 @@ def _scan_rop(op: ScanOp, tangents: list, push_forward) -> list:
 
     count = len(layout.output_taps)
     outputs = values[:count]
-    for k in produced:  # a carried tangent the step no longer changes is zero from then on
+    for k in produced:  # a carried output whose step reads no tangent has a zero one
         t = step_tangents[k]
         outputs.append(t if t is not None else zeros_like(values[k]))
     outputs += values[count:]  # the stop condition
