@@ -20,9 +20,9 @@ from __future__ import annotations
 import warnings
 
 from lowering.dialects.tensor import GradFilterOp, ShapeIOp
-from lowering.dialects.tensor.rop import R_OP
+from lowering.dialects.tensor.rop import push_forward
 from lowering.dialects.tensor.shape_ops import match_type
-from lowering.ir.core import Block, Value
+from lowering.ir.core import Block, Value, VerifyError
 from lowering.ir.location import caller_location, default_location
 
 from .batching import batch_linear, identity
@@ -119,20 +119,14 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         operand_tangents = [tangents.get(v) for v in op.operands]
         if all(t is None for t in operand_tangents):
             continue
-        rule = R_OP.find(type(op))
-        if rule is not None and any(_is_complex(v) for v in (*op.operands, *op.results)):
-            # The elementwise rules take their partials from reverse mode, conjugated for
-            # complex numbers: a forward-mode product with them would be silently wrong.
-            rule = None
-        if rule is None:
-            reason = R_OP.unsupported_reason(type(op)) or (
-                "forward-mode derivatives of complex numbers are not built" if any(
-                    _is_complex(v) for v in (*op.operands, *op.results))
-                else f"it has no rule; {R_OP.hint}")
-            raise GraphBuildError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
-                                  f"differentiated in forward mode: {reason}", op.location, op)
-        with default_location(op.location):
-            results = rule(op, operand_tangents)
+        try:
+            results = push_forward(op, operand_tangents)
+        except VerifyError as exc:
+            if isinstance(exc, GraphBuildError):
+                raise
+            # The op without a rule (here, in a scan's step, or a function of complex numbers
+            # without one) is named; the message gets the user's line.
+            raise GraphBuildError(exc.message, op.location, exc.op or op) from None
         for r, t in zip(op.results, results):
             if t is not None:
                 tangents[r] = t
@@ -144,10 +138,6 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         else:
             results.append(wrap(t))
     return _format_as(f, results)
-
-
-def _is_complex(value: Value) -> bool:
-    return bool(getattr(getattr(value.type, "element", None), "is_complex", False))
 
 
 def _check_policies(disconnected: str, returned: str, name: str) -> None:

@@ -377,11 +377,3 @@ def test_the_gpu_refuses_complex_numbers_naming_the_op_and_type():
                                                   r".*test_complex\.py.*is not supported: it "
                                                   r"computes on complex<f32>"):
             theano.function([x], abs(T.complex(x, x)))
-
-
-@pytest.mark.parametrize("build", [lambda z: z * z, lambda z: T.exp(z), lambda z: z / (z + 2)])
-def test_forward_mode_through_complex_arithmetic_is_refused_rather_than_wrong(build):
-    z, v = T.zvector("z"), T.zvector("v")
-    with pytest.raises(Exception, match="forward-mode derivatives of complex numbers are not "
-                                        "built"):
-        T.Rop(build(z), z, v)

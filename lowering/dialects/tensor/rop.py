@@ -6,8 +6,8 @@ forward). A rule is ``rule(op, tangents) -> list`` with one tangent per result, 
 that result's type or None (no dependence: integer results, or no tangent reached the op); the
 tangents it gets have exactly their operands' types, or are None where none flows.
 
-Every op class with a ``grad`` rule has a rule here, or a declared reason why not (``scan``);
-a test checks it. They come in four forms:
+Every op class with a ``grad`` rule has a rule here (``scan``'s is in ``scan_rop.py``, those of
+complex numbers in ``complex_rop.py``); a test checks it. They come in four forms:
 
 - elementwise ops derive theirs from the partial derivatives their ``grad`` already uses:
   ``partials`` with an output gradient of ones gives each ``df/dx_i``, and the tangent is
@@ -35,6 +35,8 @@ from lowering.ir.rules import RuleTable
 
 from .branches import IfOp
 from .checks import CheckOp
+from .complex import ComplexFromPolarOp, ComplexOp, ConjOp
+from .complex_rop import complex_elementwise, from_polar, is_complex
 from .conv import Conv2dOp
 from .custom import CustomOp, custom_implementation
 from .elementwise import (AddOp, CastOp, ElementwiseOp, Emitter, ExpOp, MulOp, SubOp)
@@ -53,6 +55,29 @@ from .shape_ops import (AllocOp, ArangeOp, ConcatenateOp, DimShuffleOp, FillOp, 
 
 R_OP = RuleTable("R-op", hint="forward-mode rules of tensor ops live in "
                               "lowering/dialects/tensor/rop.py")
+
+
+def push_forward(op: Operation, tangents: list) -> list:
+    """The tangents of ``op``'s results given those of its operands, by its rule; an op without
+    one raises a ``VerifyError`` naming it and why.
+
+    >>> from lowering.ir.core import Block
+    >>> from lowering.ir.types import F64, TensorType
+    >>> from .elementwise import NegOp
+    >>> x, v = Block([TensorType((2,), F64), TensorType((2,), F64)]).args
+    >>> [str(t.type) for t in push_forward(NegOp.build(x), [v])]
+    ['tensor<2xf64>']
+    """
+    from lowering.ir.core import VerifyError
+    from lowering.ir.location import default_location
+
+    rule = R_OP.find(type(op))
+    if rule is None:
+        reason = R_OP.unsupported_reason(type(op)) or f"it has no rule; {R_OP.hint}"
+        raise VerifyError(f"Rop: {op.name} (built at {op.location.short()}) cannot be "
+                          f"differentiated in forward mode: {reason}", op)
+    with default_location(op.location):
+        return rule(op, tangents)
 
 
 def _none(op: Operation, tangents) -> list:
@@ -95,6 +120,8 @@ R_OP.register(MakeVectorOp, ConcatenateOp)(linear_in())
 @R_OP.register(ElementwiseOp)
 def _elementwise(op: ElementwiseOp, tangents) -> list:
     """``sum_i df/dx_i * v_i``, the partials taken from the op's gradient table."""
+    if any(is_complex(v) for v in (*op.operands, *op.results)):
+        return complex_elementwise(op, tangents, _as_result)
     if op.partials is None or not is_differentiable_type(op.result.type):
         return [None]
     emit = Emitter(op.location)
@@ -154,6 +181,8 @@ def _weighted_reduction(op, tangents) -> list:
     if v is None or not is_differentiable_type(op.result.type):
         return [None]
     (slope,) = op.grad([_ones_like(op.result, loc)])
+    if is_complex(slope):  # the gradient's factor is conj(d prod / dx)
+        slope = ConjOp.build(slope, location=loc).result
     weighted = MulOp.build(slope, v, location=loc).result
     total = SumOp.build(weighted, axes=list(op.axes), keepdims=bool(op.keepdims),
                         location=loc).result
@@ -249,14 +278,13 @@ def _if(op: IfOp, tangents) -> list:
 
 R_OP.register(Conv2dOp)(multilinear_in(0, 1))  # linear in the images and in the filters
 R_OP.register(SpecifyShapeOp)(linear_in(0))
-R_OP.unsupported(ScanOp, "forward mode through tensor.scan needs a recurrence of tangents, "
-                         "which is not built yet; Lop (reverse mode) goes through scan")
 
+# The tangents of a scan are a scan of the step's tangents (scan_rop.py), built with this table.
+from .scan_rop import scan_rop  # noqa: E402
 
-# Forward mode through the functions of complex numbers is not built (their partials are the
-# conjugated ones of reverse mode, tensor/complex.py).
-from .complex import COMPLEX_ELEMENTWISE_OPS  # noqa: E402
+R_OP.register(ScanOp)(lambda op, tangents: scan_rop(op, tangents, push_forward))
 
-for _cls in COMPLEX_ELEMENTWISE_OPS.values():
-    R_OP.unsupported(_cls, "forward-mode derivatives of complex numbers are not built")
-del _cls
+# Complex numbers: the elementwise rule above defers to complex_rop.py; conj and complex(x, y)
+# are real-linear; complex_from_polar has its own rule.
+R_OP.register(ConjOp, ComplexOp)(linear_in())
+R_OP.register(ComplexFromPolarOp)(lambda op, tangents: from_polar(op, tangents, _as_result))
