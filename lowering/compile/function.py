@@ -27,6 +27,7 @@ from . import interpreter_executor  # noqa: F401  (executors)
 # ``Function`` and ``FunctionMaker`` are defined below this module; ``_restore_function`` stays
 # importable here for functions pickled when it lived in this module.
 from .compiled_function import Function, FunctionMaker, _restore_function  # noqa: F401
+from .derivatives import inputs_differentiated
 from .graph_to_module import (BuiltModule, MissingInputError, UnusedInputError, build_module,
                               check_update_type, value_label)
 from .gpu.placement import gpu_device_flag, mark_placement
@@ -87,9 +88,11 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
     pairs = _update_pairs(updates) + _input_state_updates(specs, states)
     replacements = _givens(givens)
     input_values = [graph_value(s.variable) for s in specs]
-    built = build_module(input_values, [graph_value(o.variable) for o in out_specs], pairs,
-                         replacements, name, default_updates=not no_default_updates)
-    _check_unused(built, specs, on_unused_input)
+    output_values = [graph_value(o.variable) for o in out_specs]
+    built = build_module(input_values, output_values, pairs, replacements, name,
+                         default_updates=not no_default_updates)
+    _check_unused(built, specs, on_unused_input,
+                  inputs_differentiated(output_values + [v for _, v in pairs], input_values))
     _mark_mutable_inputs(built, specs)
     if gpu_device_flag() or _names_gpu_contexts(built, specs, out_specs):
         mark_placement(built, specs, out_specs)  # where arguments and results live
@@ -228,11 +231,15 @@ def _is_symbolic(obj) -> bool:
     return isinstance(obj, Value) or isinstance(getattr(obj, "value", None), Value)
 
 
-def _check_unused(built: BuiltModule, specs: list[In], policy: str) -> None:
+def _check_unused(built: BuiltModule, specs: list[In], policy: str,
+                  differentiated: set[Value]) -> None:
+    """``on_unused_input`` for inputs nothing reads; an input of an expression an output is a
+    derivative of counts as read (``lowering.compile.derivatives``)."""
     for pos in built.unused_inputs():
-        if policy == "ignore":
+        value = graph_value(specs[pos].variable)
+        if policy == "ignore" or value in differentiated:
             continue
-        label = value_label(graph_value(specs[pos].variable))
+        label = value_label(value)
         message = (f"input #{pos} {label} is not needed to compute the outputs or updates; "
                    f"remove it, or pass on_unused_input='warn' or 'ignore' to function()")
         if policy == "raise":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 
+from lowering.compile.derivatives import record_derivative
 from lowering.dialects.tensor import GradFilterOp, ShapeIOp
 from lowering.dialects.tensor.rop import push_forward
 from lowering.dialects.tensor.shape_ops import match_type
@@ -105,6 +106,9 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
     >>> f = theano.function([V, x], Rop(y, W, V))  # y is linear in W: W is not needed
     >>> f(np.ones((2, 2)), np.ones(2))
     array([2., 2.])
+    >>> f = theano.function([W, V, x], Rop(y, W, V))  # but may be given, as in Theano
+    >>> f(np.zeros((2, 2)), np.ones((2, 2)), np.ones(2))
+    array([2., 2.])
     """
     _check_policies(disconnected_outputs, return_disconnected, "disconnected_outputs")
     outputs = _check_variables("f", f)
@@ -136,6 +140,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs: str = "raise",
         if t is None:
             results.append(_disconnected_output(out, disconnected_outputs, return_disconnected))
         else:
+            record_derivative(t, [out.value])  # function() counts f's inputs as read
             results.append(wrap(t))
     return _format_as(f, results)
 

@@ -227,6 +227,25 @@ def test_compiled_rop_and_lop(mode):
     np.testing.assert_allclose(lop, np.outer(uv * slope, xv))
 
 
+def test_the_tutorials_rop_takes_w_though_the_tangent_does_not_read_it():
+    # Theano's tutorial: y is linear in W, so its tangent along W does not read W; Theano's
+    # unused-input check (on the graph before optimization) lets W be given all the same.
+    W, V = T.dmatrices("W", "V")
+    x = T.dvector("x")
+    JV = T.Rop(T.dot(x, W), W, V)
+    f = theano.function([W, V, x], JV)
+    np.testing.assert_array_equal(f([[1, 1], [1, 1]], [[2, 2], [2, 2]], [0, 1]), [2.0, 2.0])
+    np.testing.assert_array_equal(theano.function([V, x], JV)([[2, 2], [2, 2]], [0, 1]),
+                                  [2.0, 2.0])
+    # What the expression does not read stays unused: a stray input still raises, and a
+    # tangent changed afterwards is an expression of its own.
+    z = T.dvector("z")
+    with pytest.raises(theano.compile.UnusedInputError, match="input #3 'z'"):
+        theano.function([W, V, x, z], JV)
+    with pytest.raises(theano.compile.UnusedInputError, match="input #0 'W'"):
+        theano.function([W, V, x], JV * 2)
+
+
 def test_list_and_tuple_structure_is_kept():
     x, v = T.vectors("x", "v")
     a, b = T.exp(x), T.sin(x)
