@@ -2,8 +2,8 @@
 
 ``cold``: a new process with an empty disk cache; ``warm``: a second process with the cache the
 first one filled. ``lowering``'s cache directory is set with both ``LOWERING_CACHE_DIR`` and
-the ``cache_dir`` flag, PyTensor's (default mode and C backend) with ``base_compiledir``. Numba and JAX keep no disk cache by
-default, so they have a cold figure only.
+the ``cache_dir`` flag, PyTensor's (default mode and C backend) with ``base_compiledir``. Numba
+and JAX keep no disk cache by default, so they have a cold figure only.
 
 What is timed, after the imports and after the graph or Python function is built: from the call
 that compiles (``function()``; ``jax.jit(...)``; the Numba function's definition) until the first
