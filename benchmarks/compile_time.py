@@ -2,8 +2,8 @@
 
 ``cold``: a new process with an empty disk cache; ``warm``: a second process with the cache the
 first one filled. ``lowering``'s cache directory is set with both ``LOWERING_CACHE_DIR`` and
-the ``cache_dir`` flag, PyTensor's with ``base_compiledir``. Numba and JAX keep no disk cache by
-default, so they have a cold figure only.
+the ``cache_dir`` flag, PyTensor's (default mode and C backend) with ``base_compiledir``. Numba
+and JAX keep no disk cache by default, so they have a cold figure only.
 
 What is timed, after the imports and after the graph or Python function is built: from the call
 that compiles (``function()``; ``jax.jit(...)``; the Numba function's definition) until the first
@@ -16,6 +16,7 @@ JSON line ``{"seconds": ..., "function_seconds": ..., "first_call_seconds": ...,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -25,8 +26,8 @@ import time
 
 from benchmarks.harness import Measurement
 
-LIBRARIES = ("lowering", "pytensor", "jax", "numba")
-DISK_CACHED = ("lowering", "pytensor")
+LIBRARIES = ("lowering", "pytensor", "pytensor_c", "jax", "numba")
+DISK_CACHED = ("lowering", "pytensor", "pytensor_c")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TITLES = {
     "compile-cold": "compile the logistic regression, cold (new process, empty disk cache)",
@@ -52,9 +53,11 @@ def _probe_theano(library: str, n: int, features: int) -> dict:
         compile_function = libs.pytensor_function
     (x, y), w0 = seed_data(n, features)
     program = build_seed_program(theano, theano.tensor, w0)
+    backend = libs.pytensor_c_backend() if library == "pytensor_c" else contextlib.nullcontext()
     start = time.perf_counter()
-    train, note = compile_function(program["inputs"], program["outputs"],
-                                   updates=program["updates"], name="train")
+    with backend:
+        train, note = compile_function(program["inputs"], program["outputs"],
+                                       updates=program["updates"], name="train")
     built = time.perf_counter()
     train(x, y)
     done = time.perf_counter()
@@ -124,7 +127,7 @@ def probe_environment(library: str, cache_dir: str) -> dict:
     if library == "lowering":
         env["LOWERING_CACHE_DIR"] = cache_dir
         _append_flags(env, "LOWERING_FLAGS", f"cache=True,cache_dir={cache_dir}")
-    elif library == "pytensor":
+    elif library in ("pytensor", "pytensor_c"):
         _append_flags(env, "PYTENSOR_FLAGS", f"base_compiledir={cache_dir}")
     return env
 

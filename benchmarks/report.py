@@ -208,19 +208,20 @@ def targets_table(sections: list[Section]) -> str:
     judged when ``lowering`` ran on the interpreter (it compiled nothing)."""
     rows = []
 
-    def ratio_target(target, name, limit, faster):
-        lo, ref = _find(sections, name, "lowering"), _find(sections, name, "numpy")
+    def ratio_target(target, name, limit, faster, peer="numpy"):
+        lo, ref = _find(sections, name, "lowering"), _find(sections, name, peer)
         if lo is None or ref is None:
             rows.append((target, "not measured", "—"))
             return
+        whose = LABELS[peer] + ("'" if LABELS[peer].endswith("s") else "'s")
         how = f"{format_seconds(lo.seconds)} vs {format_seconds(ref.seconds)}; {_executor(lo)}"
         if faster:
             speed = ref.seconds / lo.seconds
-            rows.append((target, f"{speed:.2f}x NumPy's speed ({how})",
+            rows.append((target, f"{speed:.2f}x {whose} speed ({how})",
                          "met" if speed >= limit else "not met"))
         else:
             slowdown = lo.seconds / ref.seconds
-            rows.append((target, f"{slowdown:.2f}x NumPy's time ({how})",
+            rows.append((target, f"{slowdown:.2f}x {whose} time ({how})",
                          "met" if slowdown <= limit else "not met"))
 
     def compile_target(target, value, met):
@@ -235,6 +236,11 @@ def targets_table(sections: list[Section]) -> str:
     ratio_target("tiny call at most 2.5x NumPy's `x + 1`", "tiny-call", 2.5, faster=False)
     ratio_target("exp check at least 2x NumPy's speed", "exp-check", 2.0, faster=True)
     ratio_target("matmul at least NumPy's GFLOP/s", "matmul", 1.0, faster=True)
+    for name, what in (("lenet-fwd", "LeNet layer forward"),
+                       ("lenet-grad", "LeNet layer forward and gradient")):
+        ratio_target(f"{what} faster than PyTensor's C backend", name, 1.0, faster=True,
+                     peer="pytensor_c")
+        ratio_target(f"{what} within 1.5x of JAX's time", name, 1.5, faster=False, peer="jax")
     cold, jax_cold = (_find(sections, "compile-cold", "lowering"),
                       _find(sections, "compile-cold", "jax"))
     compile_target("logistic regression compiled cold in at most JAX's time",
@@ -277,20 +283,52 @@ def render(info: RunInfo, sections: list[Section], figures=None) -> str:
         if v is None:
             continue
         versions.append(f"{LABELS[name]}: {v['version']}" if "version" in v else
-                        f"{LABELS[name]}: not installed ({v['missing']})")
+                        f"{LABELS[name]}: not available ({v['missing']})")
     out.append("- Versions: " + "; ".join(versions) + ".")
     skipped = sorted({f"{LABELS.get(k, k)} on {s.name} ({why})" for s in sections
                       for k, why in s.not_run.items()
                       if "version" in info.versions.get(k, {})})
     if skipped:
         out.append("- Not applicable: " + "; ".join(skipped) + ".")
+    slow = slow_builds(sections)
+    if slow:
+        out.append(f"- Builds and first calls (graph, compilation, JIT compilation on the first "
+                   f"call) over {SLOW_BUILD_SECONDS:.0f} s: {slow}.")
     if sections:
         out += ["", results_table(sections, info.copy_bandwidth)]
-        out += ["", "Targets of the CPU backend (issue 3), checked against this run:", "",
+        out += ["", "Targets of the CPU backend (issue 3) and of the LeNet layer, checked against "
+                "this run:", "",
                 targets_table(sections)]
     if figures:
         out += ["", "IR core and interpreter (issue 2's figures):", "", figures_table(figures)]
     return "\n".join(out)
+
+
+# A build and first call (the port's graph, ``function()``, a JIT's compilation on the first
+# call) that the report points out.
+SLOW_BUILD_SECONDS = 1.0
+
+
+def _build_seconds(m: Measurement) -> float | None:
+    if m.setup_seconds is None or m.first_seconds is None:
+        return None
+    return m.setup_seconds + m.first_seconds
+
+
+def slow_builds(sections: list[Section]) -> str:
+    """The builds and first calls that took over ``SLOW_BUILD_SECONDS``, as ``"PyTensor C
+    backend on lenet-fwd 17.6 s"`` (the compile sections time compilation in their own rows).
+
+    >>> slow_builds([Section("w", "w", [
+    ...     Measurement("w", "pytensor_c", setup_seconds=17.5, first_seconds=0.1),
+    ...     Measurement("w", "jax", setup_seconds=0.1, first_seconds=0.2)])])
+    'PyTensor C backend on w 17.6 s'
+    """
+    return "; ".join(f"{LABELS.get(m.implementation, m.implementation)} on {s.name} "
+                     f"{format_seconds(_build_seconds(m))}"
+                     for s in sections if not s.name.startswith("compile")
+                     for m in s.measurements
+                     if (_build_seconds(m) or 0) > SLOW_BUILD_SECONDS)
 
 
 class MarkerError(ValueError):

@@ -85,8 +85,9 @@ def run_workload(workload: Workload, params: dict, implementations, progress=pri
                     calls=params.get("calls"), repeats=params["repeats"],
                     min_seconds=params.get("min_seconds", 0.2))
         measurements.append(m)
-        progress(f"  {workload.name:10} {name:9} " + (
-            f"{m.seconds * 1e6:12.2f} µs per {workload.unit}" if m.error is None
+        progress(f"  {workload.name:10} {name:10} " + (
+            f"{m.seconds * 1e6:12.2f} µs per {workload.unit}  (build {m.setup_seconds:.2f} s, "
+            f"first call {m.first_seconds:.2f} s)" if m.error is None
             else f"FAILED {m.error}") + (f"  [{m.note}]" if m.note else ""))
     for message in check_results(measurements, workload.rtol, workload.atol, workload.parts):
         print(f"\n*** {message}\n", file=sys.stderr)
@@ -169,7 +170,7 @@ def main(argv=None) -> int:
     available = [n for n in wanted if "version" in versions[n]]
     for name in wanted:
         if name not in available:
-            print(f"skipping {LABELS[name]}: not installed ({versions[name]['missing']})")
+            print(f"skipping {LABELS[name]}: not available ({versions[name]['missing']})")
     machine = describe_machine()
     load_start = _load_average()
     print(f"{machine['cpu']}, {machine['cores']} cores, AVX-512: {machine['avx512']}")

@@ -2,7 +2,9 @@
 
 The Theano-style libraries (``lowering`` and PyTensor) run with ``floatX=float32``, as the seed
 programs set it, so that Python float constants stay float32. JAX results are waited for
-(``block_until_ready``), so a timed call includes the work, not only its dispatch.
+(``block_until_ready``), so a timed call includes the work, not only its dispatch. A PyTensor port
+builds its graph once; ``pytensor_c_port`` makes from it the port of PyTensor's C backend, the
+same graph compiled by ``pytensor_function`` with the ``cvm`` linker.
 
 >>> inputs(lambda rng: rng.rand(3).astype("float32"), "demo", 3) is inputs(
 ...     lambda rng: rng.rand(3).astype("float32"), "demo", 3)
@@ -10,12 +12,16 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable
 
 import numpy as np
 
 _INPUTS: dict[tuple, Any] = {}
+# How ``pytensor_function`` compiles: PyTensor's default mode, or its C backend (while a port of
+# ``pytensor_c_port`` is built).
+_PYTENSOR_BACKEND = {"c": False}
 
 
 def inputs(make: Callable[[np.random.RandomState], Any], *key) -> Any:
@@ -61,11 +67,54 @@ def lowering_function(inputs_, outputs, **kwargs):
 
 
 def pytensor_function(inputs_, outputs, **kwargs):
-    """``pytensor.function(...)`` with PyTensor's default mode, and a note naming its linker."""
-    from benchmarks.peers import pytensor_linker
+    """``pytensor.function(...)`` with PyTensor's default mode, or with its C backend inside
+    ``pytensor_c_backend()``, and a note naming the linker (and, for the C backend, how many of
+    the graph's ops run C code)."""
+    from benchmarks.peers import pytensor_c_thunks, pytensor_linker
     pytensor, _ = pytensor_modules()
-    f = pytensor.function(inputs_, outputs, **kwargs)
-    return f, f"default mode, {pytensor_linker(f)} linker"
+    if not _PYTENSOR_BACKEND["c"]:
+        f = pytensor.function(inputs_, outputs, **kwargs)
+        return f, f"default mode, {pytensor_linker(f)} linker"
+    f = pytensor.function(inputs_, outputs, mode=pytensor_c_mode(), **kwargs)
+    return f, f"{pytensor_linker(f)} linker, {pytensor_c_thunks(f)}"
+
+
+def pytensor_c_mode():
+    """PyTensor's C backend: the ``cvm`` linker (C thunks run by a C virtual machine; ops
+    without C code run their Python ``perform``) and the ``fast_run`` rewrites."""
+    from pytensor.compile.mode import Mode
+    return Mode(linker="cvm", optimizer="fast_run")
+
+
+@contextlib.contextmanager
+def pytensor_c_backend():
+    """While inside, ``pytensor_function`` compiles with ``pytensor_c_mode()``.
+
+    >>> with pytensor_c_backend():
+    ...     _PYTENSOR_BACKEND["c"]
+    True
+    >>> _PYTENSOR_BACKEND["c"]
+    False
+    """
+    before = _PYTENSOR_BACKEND["c"]
+    _PYTENSOR_BACKEND["c"] = True
+    try:
+        yield
+    finally:
+        _PYTENSOR_BACKEND["c"] = before
+
+
+def pytensor_c_port(build: Callable[[dict], Any]) -> Callable[[dict], Any]:
+    """The port of PyTensor's C backend made from the builder of a PyTensor port: the same
+    graph, compiled with the C backend.
+
+    >>> pytensor_c_port(lambda p: _PYTENSOR_BACKEND["c"])({})
+    True
+    """
+    def build_c(params):
+        with pytensor_c_backend():
+            return build(params)
+    return build_c
 
 
 def jax_waiting(fn: Callable, *args) -> Callable[[], Any]:
