@@ -39,6 +39,7 @@ from .native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeCallU
                           native_form)
 from ..pipeline import register_executor, register_stage
 from lowering.llvm.cpu.interrupts import INTERRUPT_CODE, watch_sigint
+from lowering.llvm.cpu.python_calls import PYTHON_ERROR_KIND, take_python_error
 from lowering.llvm.cpu.workspace import release_name
 
 __all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
@@ -211,6 +212,10 @@ def compiled_error(code: int, errors: dict, kinds: dict, context: str = "") -> E
     if context:
         message = f"{message} ({context})"
     kind = kinds.get(code, "value")
+    if kind == PYTHON_ERROR_KIND:  # an op written in Python raised: its own exception
+        raised = take_python_error()
+        if raised is not None:
+            return raised
     if kind == "memory":
         return MemoryError(message)
     cls = RuntimeIndexError if kind == "index" else RuntimeCheckError
