@@ -8,8 +8,10 @@ a function reading ``storage_map[input][0]`` and storing each result in
 Calling the op (``op(x)``) builds its node and returns its output variable (a list when it has
 several).
 
-In the IR a node is one ``tensor.custom`` op whose key names the node here. On the CPU, a
-function holding one runs in the reference interpreter; a node whose inputs were moved to the
+In the IR a node is one ``tensor.custom`` op whose key names the node here. Compiled CPU code
+calls the node's code (``loops.python_call``), lending it the input buffers as NumPy arrays for
+the call (an op that keeps one must copy it) and copying its checked results; what it raises
+reaches the caller of the function. A node whose inputs were moved to the
 GPU (``x.transfer(None)``, ``gpu_contiguous(as_cuda_ndarray_variable(x))``) runs on the device,
 its thunk getting C-contiguous device arrays (``pycuda.gpuarray.GPUArray``, or the simulated
 device's arrays) in ``storage_map``.

@@ -54,7 +54,7 @@ from lowering.ir.core import Operation, VerifyError, attr, operand, register_op,
     var_result
 from lowering.ir.interpreter import INTERPRETER, InterpreterError
 from lowering.ir.traits import MemoryEffects
-from lowering.ir.types import INDEX
+from lowering.ir.types import INDEX, TensorType
 
 from .constraints import AnyBuffer
 from .runtime import as_buffer
@@ -120,7 +120,9 @@ def run_site(site: PythonCallSite, args: list) -> tuple[list[int], int]:
     except KeyError as exc:
         raise site.error(exc.args[0]) from None
     outputs = list(implementation.run(list(args)))
-    results = check_results(site.op_name, list(site.result_types), outputs, site.error)
+    # Checked against the tensor types the user's graph gave (what the messages show).
+    types = [TensorType(t.shape, t.element) for t in site.result_types]
+    results = check_results(site.op_name, types, outputs, site.error)
     del outputs
     results = [np.array(r) if any(_shares_memory(r, a) for a in args) else r for r in results]
     with _PENDING_LOCK:
