@@ -35,6 +35,8 @@ was compiled from).
 >>> out = np.empty(2)
 >>> take_results(token, [out]); out
 array([2., 4.])
+>>> _ = run_site(site, [out]); drop_pending_results()  # after a call that failed
+1
 """
 from __future__ import annotations
 
@@ -102,8 +104,9 @@ class PythonCallSite:
         return PythonOpError(f"{message} (at {self.location})")
 
 
-# Results computed by python_call and not yet copied out by python_results, by token.
-_PENDING: dict[int, list[np.ndarray]] = {}
+# Results computed by python_call and not yet copied out by python_results, by token, with the
+# thread that computed them.
+_PENDING: dict[int, tuple[int, list[np.ndarray]]] = {}
 _TOKENS = itertools.count(1)
 _PENDING_LOCK = threading.Lock()
 
@@ -127,7 +130,7 @@ def run_site(site: PythonCallSite, args: list) -> tuple[list[int], int]:
     results = [np.array(r) if any(_shares_memory(r, a) for a in args) else r for r in results]
     with _PENDING_LOCK:
         token = next(_TOKENS)
-        _PENDING[token] = results
+        _PENDING[token] = (threading.get_ident(), results)
     return [int(d) for r in results for d in r.shape], token
 
 
@@ -138,20 +141,35 @@ def _shares_memory(result: np.ndarray, arg) -> bool:
 def pending_layouts(token: int) -> list[tuple[int, np.dtype]]:
     """The rank and dtype of each result waiting under ``token``."""
     with _PENDING_LOCK:
-        results = _PENDING.get(token)
-    if results is None:
+        entry = _PENDING.get(token)
+    if entry is None:
         raise InterpreterError(f"no results of a Python op are waiting under token {token}")
-    return [(r.ndim, r.dtype) for r in results]
+    return [(r.ndim, r.dtype) for r in entry[1]]
 
 
 def take_results(token: int, outputs: list[np.ndarray]) -> None:
     """Copy the results ``token`` names into ``outputs`` (arrays of their shapes)."""
     with _PENDING_LOCK:
-        results = _PENDING.pop(token, None)
-    if results is None:
+        entry = _PENDING.pop(token, None)
+    if entry is None:
         raise InterpreterError(f"no results of a Python op are waiting under token {token}")
-    for result, output in zip(results, outputs):
+    for result, output in zip(entry[1], outputs):
         np.copyto(output, result)
+
+
+def drop_pending_results() -> int:
+    """Forget the results the calling thread's Python ops left waiting (a compiled call that
+    failed between a ``python_call`` and its ``python_results``); how many sets there were.
+
+    A thread runs no Python op between those two steps, so none of its waiting results still
+    belongs to a call in progress when one of its calls has failed.
+    """
+    me = threading.get_ident()
+    with _PENDING_LOCK:
+        stale = [token for token, (thread, _) in _PENDING.items() if thread == me]
+        for token in stale:
+            del _PENDING[token]
+    return len(stale)
 
 
 def kept_arguments(lent: list[np.ndarray]) -> list[int]:
