@@ -111,6 +111,23 @@ def test_a_python_op_with_two_outputs_and_infer_shape_runs_compiled():
     assert out.dtype == np.float32 and s == a.sum() + 1
 
 
+def test_as_op_with_infer_shape_runs_compiled():
+    @theano.compile.ops.as_op(itypes=[T.dmatrix, T.dvector], otypes=[T.dvector, T.dscalar],
+                              infer_shape=lambda node, shapes: [(shapes[0][0],), ()])
+    def product_and_norm(a, v):
+        return [a @ v, np.linalg.norm(v)]
+
+    a, v = T.dmatrix("a"), T.dvector("v")
+    prod, norm = product_and_norm(a, v)
+    f = theano.function([a, v], prod * norm)
+    assert f.executor_name == "cpu" and str(product_and_norm) == "FromFunctionOp{product_and_norm}"
+    assert product_and_norm.infer_shape(None, [(2, 3), (3,)]) == [(2,), ()]
+    np.testing.assert_allclose(f(np.eye(2), np.array([3.0, 4.0])), [15.0, 20.0])
+    with pytest.raises(TypeError, match="expected inputs of types"):
+        product_and_norm(v, v)
+    assert theano.as_op is theano.compile.as_op is theano.compile.ops.as_op
+
+
 def test_the_exception_the_python_code_raises_reaches_the_caller():
     error = KeyError("from the op")
     x = T.dvector("x")
