@@ -40,16 +40,14 @@ class Scale(theano.Op):
 
 
 class Failing(theano.Op):
-    """Raises ``error`` (an exception object) when it runs."""
+    """Raises ``error`` (an exception object) when it runs; Theano's default ``make_node``
+    takes its ``itypes`` and gives its ``otypes``."""
 
     __props__ = ("error",)
+    itypes, otypes = [T.dvector], [T.dvector]
 
     def __init__(self, error):
         self.error = error
-
-    def make_node(self, x):
-        x = T.as_tensor_variable(x)
-        return theano.Apply(self, [x], [x.type()])
 
     def perform(self, node, inputs, output_storage):
         raise self.error
