@@ -51,7 +51,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compile", ("lowering.compile",)),              # function(), Function, the profiled one
     ("frontend", ("lowering.frontend",)),
     ("top", ("lowering",                            # tensor, printing, cli, misc, sandbox
-             "lowering.compile.function_module")),  # theano.compile's path for front-end names
+             "lowering.compile.function_module",    # theano.compile's path for front-end names
+             "lowering.compile.ops")),
 )
 
 # Circles that remain: groups of modules that may import each other, and why.

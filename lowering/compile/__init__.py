@@ -21,4 +21,5 @@ from .values import InputTypeError, filter_value  # noqa: F401
 # hold them.
 from lowering.unsupported import mirror_getattr  # noqa: E402
 
-__getattr__ = mirror_getattr(__name__, {"SharedVariable": "sharedvalue", "shared": "sharedvalue"})
+__getattr__ = mirror_getattr(__name__, {"SharedVariable": "sharedvalue", "shared": "sharedvalue",
+                                         "as_op": "ops", "FromFunctionOp": "ops"})

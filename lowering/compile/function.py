@@ -97,8 +97,7 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
     if gpu_device_flag() or _names_gpu_contexts(built, specs, out_specs):
         mark_placement(built, specs, out_specs)  # where arguments and results live
     mode = get_mode(mode)
-    executor = _executor_for_python_ops(built, _executor_for_contexts(built,
-                                                                      choose_executor(mode)))
+    executor = _executor_for_contexts(built, choose_executor(mode))
     _check_output_targets(out_specs, executor[0])
     options = dict(allow_input_downcast=allow_input_downcast, trust_input=trust_input,
                    floatx=config.floatX)
@@ -254,17 +253,6 @@ def _mark_mutable_inputs(built: BuiltModule, specs: list[In]) -> None:
     mutable = [pos for pos, spec in enumerate(specs) if spec.mutable and not spec.has_default]
     if mutable:
         MUTABLE_ARGS.set(built.func, mutable)
-
-
-def _executor_for_python_ops(built: BuiltModule, executor: tuple) -> tuple:
-    """A function holding ops written in Python (``tensor.custom``, from ``lowering.Op``
-    subclasses) runs in the interpreter instead of on the CPU backend, which compiles no Python
-    code; the GPU executor runs them as host steps."""
-    from .pipeline import EXECUTORS
-    if executor[0] == "cpu" and any(op.name == "tensor.custom"
-                                    for op in built.func.body.block.ops):
-        return "interpreter", EXECUTORS["interpreter"]
-    return executor
 
 
 class GpuOutputError(CudaUnavailableError, ValueError):

@@ -8,8 +8,10 @@ a function reading ``storage_map[input][0]`` and storing each result in
 Calling the op (``op(x)``) builds its node and returns its output variable (a list when it has
 several).
 
-In the IR a node is one ``tensor.custom`` op whose key names the node here. On the CPU, a
-function holding one runs in the reference interpreter; a node whose inputs were moved to the
+In the IR a node is one ``tensor.custom`` op whose key names the node here. Compiled CPU code
+calls the node's code (``loops.python_call``), lending it the input buffers as NumPy arrays for
+the call (an op that keeps one must copy it) and copying its checked results; what it raises
+reaches the caller of the function. A node whose inputs were moved to the
 GPU (``x.transfer(None)``, ``gpu_contiguous(as_cuda_ndarray_variable(x))``) runs on the device,
 its thunk getting C-contiguous device arrays (``pycuda.gpuarray.GPUArray``, or the simulated
 device's arrays) in ``storage_map``.
@@ -70,8 +72,21 @@ class Op:
     default_output: int | None = None
 
     def make_node(self, *inputs) -> "Apply":
-        raise MethodNotDefined(f"{type(self).__name__}.make_node is not defined: an op needs a "
-                               f"make_node returning Apply(self, inputs, outputs)")
+        """Theano's default: an op with ``itypes`` and ``otypes`` (lists of tensor types) takes
+        inputs of exactly those types and gives new outputs of the ``otypes``."""
+        itypes, otypes = getattr(self, "itypes", None), getattr(self, "otypes", None)
+        if itypes is None or otypes is None:
+            raise MethodNotDefined(f"{type(self).__name__}.make_node is not defined: an op "
+                                   f"needs a make_node returning Apply(self, inputs, outputs), "
+                                   f"or itypes and otypes")
+        if len(inputs) != len(itypes):
+            raise ValueError(f"{self}: expected {len(itypes)} input(s), got {len(inputs)}")
+        from .constructors import as_tensor_variable
+        inputs = [as_tensor_variable(i) for i in inputs]
+        if not all(i.type == t for i, t in zip(inputs, itypes)):
+            raise TypeError(f"{self}: expected inputs of types {[str(t) for t in itypes]}, got "
+                            f"{[str(i.type) for i in inputs]}")
+        return Apply(self, inputs, [t() for t in otypes])
 
     def __call__(self, *inputs, **kwargs):
         node = self.make_node(*inputs, **kwargs)

@@ -5,10 +5,10 @@
 ``__str__`` or ``sum``, is called). It prints only when its result is used, as in Theano.
 
 It is an op written in Python (``lowering.Op``), a host callback in the graph: in the IR it is
-a ``tensor.custom`` op whose node runs ``perform``. A CPU function holding one therefore runs in
-the reference interpreter, in every mode (FAST_RUN included): the print happens where the
-function computes the value, at the price of the compiled code's speed; the GPU executor runs
-it as a host step between device steps. Gradients go through it unchanged.
+a ``tensor.custom`` op whose node runs ``perform``. Compiled CPU code calls it where the
+function computes the value (``loops.python_call``), so the prints of a call come in program
+order and the rest of the function stays compiled; the interpreter runs it as any op, and the
+GPU executor as a host step between device steps. Gradients go through it unchanged.
 
 >>> import numpy as np
 >>> import lowering as theano

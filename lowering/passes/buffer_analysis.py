@@ -54,6 +54,7 @@ from lowering.dialects.loops import (AllocOp, AssertOp, BroadcastViewOp, BufferT
                                      ConstantOp, CopyOp, DeallocOp, DimOp, FillOp, ForOp,
                                      LoadOp, ParallelOp, ReshapeViewOp, StoreOp, StrideOp,
                                      SubviewOp, TransposeViewOp, YieldOp)
+from lowering.dialects.loops.python_calls import PythonCallOp, PythonResultsOp
 from lowering.dialects.loops.views import ViewOp
 from lowering.ir.core import Block, Operation, OpResult, Value
 from lowering.ir.traits import MemoryEffects, get_trait
@@ -87,7 +88,8 @@ def aliases(buffer: Value) -> list[Value]:
 
 # Ops that use a buffer operand without keeping it: they read or write its elements while they
 # run, or only its sizes and address. A transfer reads its operand into a fresh buffer.
-_ACCESSES = (LoadOp, StoreOp, CopyOp, FillOp, CallOp, DeallocOp, ToDeviceOp, ToHostOp, MemcpyOp)
+_ACCESSES = (LoadOp, StoreOp, CopyOp, FillOp, CallOp, DeallocOp, ToDeviceOp, ToHostOp, MemcpyOp,
+             PythonCallOp, PythonResultsOp)
 TRANSFERS = (ToDeviceOp, ToHostOp)
 
 

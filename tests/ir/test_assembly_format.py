@@ -94,6 +94,8 @@ BUILT = {
     "loops.if": ([I1], lambda c: loops.IfOp.build(c, [F32], _constant_one, _constant_one)),
     "tensor.if": ([TensorType((), I1), TENSOR],
                   lambda c, x: tensor_branches.IfOp.build(c, [x], [x])),
+    "loops.python_call": ([MATRIX], lambda b: loops.PythonCallOp.build([b], 0, "Op", [MATRIX])),
+    "loops.python_results": ([INDEX, MATRIX], lambda t, b: loops.PythonResultsOp.build(t, [b])),
 }
 
 

@@ -95,10 +95,12 @@ def lower_to_loops(module: Operation, options: CpuOptions | None = None,
     from lowering.passes.bufferize.bufferize import Bufferize
     from lowering.passes.inplace import bufferize_in_place
     from lowering.passes.plan_memory import PlanMemory
+    from lowering.passes.python_calls import PythonCalls
     options = options or cpu_options()
     narrow_blas = options.use_blas and find_blas().int_bits == 32  # it checks sizes at calls
     loops, inplace = bufferize_in_place(module, Bufferize(use_blas=options.use_blas).lower,
                                         calls_may_fail=narrow_blas)
+    PythonCalls().apply(loops)  # ops written in Python: calls into Python, fresh allocations
     PlanMemory(allow_gc=options.allow_gc).apply(loops)
     if report is not None:
         report["inplace"] = inplace

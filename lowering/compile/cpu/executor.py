@@ -39,6 +39,8 @@ from .native_call import (ARGCOUNT_CODE, NORMALIZE_CODE, NativeCall, NativeCallU
                           native_form)
 from ..pipeline import register_executor, register_stage
 from lowering.llvm.cpu.interrupts import INTERRUPT_CODE, watch_sigint
+from lowering.dialects.loops.python_calls import drop_pending_results
+from lowering.llvm.cpu.python_calls import PYTHON_ERROR_KIND, take_python_error
 from lowering.llvm.cpu.workspace import release_name
 
 __all__ = ["CpuExecutor", "CpuCompileError", "compiled_error", "writable_contiguous", "emit_llvm",
@@ -211,6 +213,11 @@ def compiled_error(code: int, errors: dict, kinds: dict, context: str = "") -> E
     if context:
         message = f"{message} ({context})"
     kind = kinds.get(code, "value")
+    drop_pending_results()  # results of Python ops the failed call did not take
+    if kind == PYTHON_ERROR_KIND:  # an op written in Python raised: its own exception
+        raised = take_python_error()
+        if raised is not None:
+            return raised
     if kind == "memory":
         return MemoryError(message)
     cls = RuntimeIndexError if kind == "index" else RuntimeCheckError

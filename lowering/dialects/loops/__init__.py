@@ -28,6 +28,7 @@ from .calls import CallOp  # noqa: F401
 from .runtime import BufferIndexError  # noqa: F401
 from .asserts import AssertOp, RuntimeCheckError, RuntimeIndexError  # noqa: F401
 from .constants import ConstantOp  # noqa: F401
+from .python_calls import PythonCallOp, PythonResultsOp  # noqa: F401
 
 from lowering.ir.context import Dialect  # noqa: E402
 

@@ -133,16 +133,21 @@ def check_custom_results(op: CustomOp, outputs: list, is_array=None) -> list:
     """``outputs`` of a custom op's code checked against its result types (count, dtype, rank,
     static sizes); host results become NumPy arrays of the result dtype. ``is_array`` tells
     arrays that are kept as they are (device arrays) from values converted with NumPy."""
-    if len(outputs) != len(op.results):
-        raise InterpreterError(f"custom op '{op.op_name}' gave {len(outputs)} result(s), its "
-                               f"node declares {len(op.results)}", op)
+    return check_results(op.op_name, [r.type for r in op.results], outputs,
+                         lambda message: InterpreterError(message, op), is_array)
+
+
+def check_results(op_name: str, types: list, outputs: list, error, is_array=None) -> list:
+    """``check_custom_results`` for the op named ``op_name`` with result ``types``;
+    ``error(message)`` makes the exception raised for a wrong result."""
+    if len(outputs) != len(types):
+        raise error(f"custom op '{op_name}' gave {len(outputs)} result(s), its node declares "
+                    f"{len(types)}")
     checked = []
-    for index, (value, result) in enumerate(zip(outputs, op.results)):
-        rtype = result.type
+    for index, (value, rtype) in enumerate(zip(outputs, types)):
         if value is None:
-            raise InterpreterError(f"custom op '{op.op_name}' left output {index} unset (the "
-                                   f"thunk or perform must store an array in output_storage"
-                                   f"[{index}][0])", op)
+            raise error(f"custom op '{op_name}' left output {index} unset (the thunk or perform "
+                        f"must store an array in output_storage[{index}][0])")
         on_device = is_array is not None and is_array(value)
         if not on_device:
             value = np.asarray(value)
@@ -150,11 +155,11 @@ def check_custom_results(op: CustomOp, outputs: list, is_array=None) -> list:
         if value.dtype != dtype and (on_device or value.dtype.kind != dtype.kind):
             # Host results of the same kind (float64 for float32) are cast, as NumPy code
             # easily widens; anything else is a wrong implementation.
-            raise InterpreterError(f"custom op '{op.op_name}' output {index} has dtype "
-                                   f"{value.dtype}, its type is {rtype}", op)
+            raise error(f"custom op '{op_name}' output {index} has dtype {value.dtype}, its "
+                        f"type is {rtype}")
         if len(value.shape) != rtype.rank or not rtype.accepts_shape(tuple(value.shape)):
-            raise InterpreterError(f"custom op '{op.op_name}' output {index} has shape "
-                                   f"{tuple(value.shape)}, its type is {rtype}", op)
+            raise error(f"custom op '{op_name}' output {index} has shape "
+                        f"{tuple(value.shape)}, its type is {rtype}")
         if value.dtype != dtype:
             value = value.astype(dtype)
         checked.append(value)

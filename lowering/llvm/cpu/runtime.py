@@ -24,6 +24,7 @@ from .blas import register_blas_symbols
 from .interrupts import INTERRUPTS_FUNCTION, install_interrupts
 from ..jit import register_symbol
 from .math_calls import LIBM_NAMES
+from .python_calls import register_python_callbacks, registered_callbacks
 from .thread_pool import POOL_FUNCTION, install_thread_pool
 
 C_SYMBOLS = ("aligned_alloc", "free", "malloc", "memcpy", "memmove", "memset", "pthread_create",
@@ -77,6 +78,8 @@ def register_runtime_symbols() -> None:
     register_blas_symbols()
     _REGISTERED[POOL_FUNCTION] = install_thread_pool()
     _REGISTERED[INTERRUPTS_FUNCTION] = install_interrupts()
+    register_python_callbacks()
+    _REGISTERED.update(registered_callbacks())
 
 
 def registered_symbols() -> dict[str, int]:

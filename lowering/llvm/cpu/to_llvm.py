@@ -52,6 +52,7 @@ from lowering.ir.types import ScalarType
 from . import (calls as lower_calls, control as lower_control, memory as lower_memory,
                scalar as lower_scalar, views as lower_views)  # noqa: F401
 from . import control_while as lower_control_while  # noqa: F401
+from . import python_calls as lower_python_calls  # noqa: F401
 from ..jit import emit_assembly
 from .context import ModuleLowering, TranslationError
 from .entry import define_entry, entry_name

@@ -44,6 +44,7 @@ from lowering.dialects import builtin
 from lowering.dialects.gpu import (AtomicRmwOp, BarrierOp, BlockDimOp, BlockIdOp, GridDimOp,
                                    SharedAllocOp, ThreadIdOp)
 from lowering.dialects.loops import AllocOp, BufferType, CallOp, DeallocOp, LoadOp
+from lowering.dialects.loops import PythonCallOp, PythonResultsOp
 from lowering.dialects.scalar import MaximumOp, MinimumOp, ScalarOp, allows_reassociation
 from lowering.ir.core import OpResult, Operation
 from lowering.ir.rules import RuleTable
@@ -68,6 +69,9 @@ GPU_KERNEL = RuleTable("GPU kernel lowering", fallback=CPU_LOWERING,
 GPU_KERNEL.unsupported(CallOp, "external functions (BLAS, C) cannot be called from a GPU kernel")
 GPU_KERNEL.unsupported(builtin.CallOp, "a kernel cannot call a host function")
 GPU_KERNEL.unsupported(builtin.ReturnOp, "a kernel ends with gpu.return")
+for _python_op in (PythonCallOp, PythonResultsOp):
+    GPU_KERNEL.unsupported(_python_op, "Python code runs on the host (the GPU's host program "
+                                       "runs tensor.custom)")
 
 _ADDRESS_SPACE_SHARED = 3
 _SHARED_ALIGNMENT = 16

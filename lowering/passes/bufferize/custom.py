@@ -2,7 +2,8 @@
 
 Its operands become their buffers and its results fresh buffers that the Python code makes
 (host arrays, or device arrays for an op with a ``device``), contiguous, in the op's memory
-space. The host program runs it (``gpu.host`` host rule; the interpreter on the CPU). Results
+space. The GPU's host program runs it (``gpu.host`` host rule); for the CPU, the
+``python-calls`` pass turns it into ``loops.python_call`` and allocations of its results. Results
 are not marked owned: the code may hand back one of its inputs, so a returned result is copied.
 
 >>> from lowering.ir.parser import parse_module
