@@ -9,3 +9,8 @@ Sparse[float32, csr]
 from .basic import *  # noqa: F401,F403
 from .basic import __all__  # noqa: F401
 from . import basic  # noqa: F401
+from .properties import *  # noqa: F401,F403,E402
+from .structured import *  # noqa: F401,F403,E402
+from . import properties, structured  # noqa: F401,E402
+
+__all__ = __all__ + properties.__all__ + structured.__all__  # noqa: F405
