@@ -269,20 +269,28 @@ def transpose(x) -> SparseVariable:
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
+def _both_sparse(x, y) -> bool:
+    return all(isinstance(v, SparseVariable) or _is_scipy_sparse(v) for v in (x, y))
+
+
 def structured_dot(x, y) -> TensorVariable:
-    """The product of the sparse matrix ``x`` and the dense matrix or vector ``y``, dense."""
+    """The product of the sparse matrix ``x`` and the dense matrix or vector ``y``, dense (of
+    two sparse matrices: sparse, ``x``'s format)."""
+    if _both_sparse(x, y):
+        from .pairs import structured_dot_s_s
+        return structured_dot_s_s(x, y)
     s = _sparse(x, "structured_dot: the first operand")
     return apply(ops.MatmulOp, s.value, _dense(y, s, "structured_dot", ranks=(1, 2)))
 
 
 def dot(x, y) -> TensorVariable:
-    """The product of ``x`` and ``y``, one of them sparse, the other a dense matrix (or
-    vector); the result is dense. (Two sparse operands are not supported.)"""
+    """The product of ``x`` and ``y``, one of them sparse at least, the other a dense matrix
+    (or vector) or sparse; the result is dense."""
     x_sparse = isinstance(x, SparseVariable) or _is_scipy_sparse(x)
     y_sparse = isinstance(y, SparseVariable) or _is_scipy_sparse(y)
     if x_sparse and y_sparse:
-        raise TypeError("dot: two sparse operands are not supported; convert one with "
-                        "dense_from_sparse")
+        from .pairs import dot_s_s
+        return dot_s_s(x, y)
     if x_sparse:
         return structured_dot(x, y)
     if not y_sparse:
@@ -297,7 +305,11 @@ def dot(x, y) -> TensorVariable:
 
 
 def add(x, y) -> TensorVariable:
-    """``x + y`` of a sparse and a dense matrix (either order): a dense matrix."""
+    """``x + y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
+    matrices: sparse, ``x``'s format."""
+    if _both_sparse(x, y):
+        from .pairs import add_s_s
+        return add_s_s(x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "add")
@@ -305,7 +317,11 @@ def add(x, y) -> TensorVariable:
 
 
 def sub(x, y) -> TensorVariable:
-    """``x - y`` of a sparse and a dense matrix (either order): a dense matrix."""
+    """``x - y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
+    matrices: sparse, ``x``'s format."""
+    if _both_sparse(x, y):
+        from .pairs import sub_s_s
+        return sub_s_s(x, y)
     if isinstance(x, SparseVariable) or _is_scipy_sparse(x):
         s = _sparse(x, "sub")
         return add(s, -_dense(y, s, "sub"))
@@ -315,7 +331,11 @@ def sub(x, y) -> TensorVariable:
 
 def mul(x, y) -> SparseVariable:
     """``x * y`` of a sparse matrix and a dense matrix or a scalar (either order): sparse,
-    with the sparse operand's structure."""
+    with the sparse operand's structure; of two sparse matrices: sparse, ``x``'s format,
+    storing the places both store."""
+    if _both_sparse(x, y):
+        from .pairs import mul_s_s
+        return mul_s_s(x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "mul")
