@@ -4,7 +4,7 @@
 from .ops import (AddDenseOp, AssembleOp, DisassembleOp, FromDenseOp, MatmulOp,  # noqa: F401
                   MulDenseOp, SampleOp, SparseOp, SumOp, ToDenseOp, TransposeOp)
 from .combine import (AddSparseOp, ConvertOp, MulSparseOp, SpmmOp,  # noqa: F401
-                      add_sparse, in_encoding, sparse_product)
+                      add_sparse, in_encoding, sparse_product, sum_sparse)
 from . import interpret  # noqa: F401
 from . import rop  # noqa: F401  (forward-mode rules)
 

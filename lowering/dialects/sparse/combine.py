@@ -179,4 +179,17 @@ def add_sparse(a: Value, b: Value, location=None) -> Value:
 
 
 __all__ = ["ConvertOp", "AddSparseOp", "MulSparseOp", "SpmmOp", "in_encoding", "sparse_product",
-           "add_sparse"]
+           "add_sparse", "sum_sparse"]
+
+
+def sum_sparse(a: Value, b: Value, location=None) -> Value:
+    """``a + b`` of two sparse matrices (gradient contributions): their values added when they
+    share their structure, else ``sparse.add``."""
+    from lowering.dialects.tensor.elementwise import AddOp as DenseAddOp
+    from .ops import AssembleOp, DisassembleOp, same_structure
+    if not same_structure(a, b):
+        return add_sparse(a, b, location)
+    pa, pb = DisassembleOp.build(a, location), DisassembleOp.build(b, location)
+    values = DenseAddOp.build(pa.values, pb.values, location=location).result
+    return AssembleOp.build(pa.positions, pa.coordinates, values, pa.shape, a.type.encoding,
+                            a.type.shape, location).result
