@@ -97,5 +97,31 @@ def true_dot(x, y, grad_preserves_dense: bool = True) -> SparseVariable:
     return _from_dense(structured_dot(a, y), a.format)
 
 
-__all__ = ["cast", "add_s_s", "sub_s_s", "mul_s_s", "structured_dot_s_s", "dot_s_s",
+def _stack(blocks, format, dtype, axis: int, name: str) -> SparseVariable:
+    blocks = [_sparse(b, f"{name}: block #{i}") for i, b in enumerate(blocks)]
+    if not blocks:
+        raise ValueError(f"{name}: cannot join an empty list of sparse matrices")
+    format = "csc" if format is None else format
+    if format not in ("csr", "csc"):
+        raise ValueError(f"{name}: format must be 'csr' or 'csc', got {format!r}")
+    dtype = np.result_type(*(b.dtype for b in blocks)).name if dtype is None else \
+        np.dtype(dtype).name
+    storage_format = "csr" if axis == 0 else "csc"  # joined along the outer dimension
+    joined = build_op(ops.ConcatOp, *(_in_format(cast(b, dtype), storage_format).value
+                                     for b in blocks), axis=axis)
+    return _in_format(wrap_sparse(joined.result), format)
+
+
+def hstack(blocks, format=None, dtype=None) -> SparseVariable:
+    """The sparse matrices ``blocks`` side by side (scipy.sparse's ``hstack``): sparse, of
+    ``format`` (CSC by default, as Theano's) and ``dtype`` (the blocks' upcast by default)."""
+    return _stack(blocks, format, dtype, 1, "hstack")
+
+
+def vstack(blocks, format=None, dtype=None) -> SparseVariable:
+    """The sparse matrices ``blocks`` one above the other (scipy.sparse's ``vstack``)."""
+    return _stack(blocks, format, dtype, 0, "vstack")
+
+
+__all__ = ["hstack", "vstack", "cast", "add_s_s", "sub_s_s", "mul_s_s", "structured_dot_s_s", "dot_s_s",
            "true_dot"]

@@ -23,7 +23,8 @@ from lowering.dialects.tensor.base import op_errors
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.dialects.tensor.typing import check_one_number_type, merge_dim
 from lowering.ir.constraints import AnySparseTensor
-from lowering.ir.core import Value, VerifyError, register_op, result, operand
+from lowering.ir.attributes import IntAttr
+from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.types import SPARSE_ENCODINGS, TensorType
 
 from .ops import SparseOp, TransposeOp, tensor_of
@@ -178,10 +179,6 @@ def add_sparse(a: Value, b: Value, location=None) -> Value:
     return AddSparseOp.build(a, in_encoding(b, a.type.encoding, location), location).result
 
 
-__all__ = ["ConvertOp", "AddSparseOp", "MulSparseOp", "SpmmOp", "in_encoding", "sparse_product",
-           "add_sparse", "sum_sparse"]
-
-
 def sum_sparse(a: Value, b: Value, location=None) -> Value:
     """``a + b`` of two sparse matrices (gradient contributions): their values added when they
     share their structure, else ``sparse.add``."""
@@ -193,3 +190,72 @@ def sum_sparse(a: Value, b: Value, location=None) -> Value:
     values = DenseAddOp.build(pa.values, pb.values, location=location).result
     return AssembleOp.build(pa.positions, pa.coordinates, values, pa.shape, a.type.encoding,
                             a.type.shape, location).result
+
+
+def _concat_type(types: list[TensorType], axis: int) -> TensorType:
+    if not types:
+        raise VerifyError("needs at least one operand")
+    check_one_number_type(types)
+    first = types[0]
+    if any(t.encoding != first.encoding for t in types):
+        raise VerifyError(f"the operands must have one encoding, got "
+                          f"{', '.join(str(t) for t in types)}")
+    if axis != first.encoding.outer:
+        raise VerifyError(f"{first.encoding} matrices join along axis {first.encoding.outer}, "
+                          f"not {axis}")
+    inner = first.shape[1 - axis]
+    for t in types[1:]:
+        inner = merge_dim(f"the operands' sizes in dimension {1 - axis} differ "
+                          f"({', '.join(format_shape(t.shape) for t in types)})",
+                          inner, t.shape[1 - axis])
+    sizes = [t.shape[axis] for t in types]
+    total = None if None in sizes else sum(sizes)
+    shape = (total, inner) if axis == 0 else (inner, total)
+    return TensorType(shape, first.element, first.encoding)
+
+
+@register_op
+class ConcatOp(SparseOp):
+    """``sparse.concat(xs...) {axis}``: the matrices joined along ``axis``, which must be their
+    encoding's outer dimension (rows of ``#csr`` matrices, columns of ``#csc`` ones), so the
+    storage is the operands' storages one after the other (scipy.sparse's ``vstack`` and
+    ``hstack``)."""
+
+    name = "sparse.concat"
+    assembly_format = "$inputs `axis` $axis attr-dict : functional-type($inputs, results)"
+    inputs = var_operand(AnySparseTensor)
+    result = result(AnySparseTensor)
+    axis = attr(IntAttr)
+
+    @classmethod
+    def build(cls, *xs, axis: int, location=None) -> "ConcatOp":
+        with op_errors(cls.name):
+            rtype = _concat_type([tensor_of(x) for x in xs], axis)
+        return cls.create(list(xs), [rtype], {"axis": IntAttr(axis)}, location=location)
+
+    def inferred_type(self):
+        return _concat_type([x.type for x in self.operands], self.axis)
+
+    def grad(self, output_grads):
+        """Each operand's stretch of the result's stored values, over its own structure."""
+        from lowering.dialects.tensor import AddOp as DenseAddOp, ShapeIOp, SubtensorOp
+        from .ops import AssembleOp, DisassembleOp, on_structure
+        g = output_grads[0]
+        if g is None:
+            return [None] * len(self.operands)
+        loc = self.location
+        values = DisassembleOp.build(on_structure(self.result, g, loc), loc).values
+        grads, start = [], None
+        for x in self.operands:
+            parts = DisassembleOp.build(x, loc)
+            size = ShapeIOp.build(parts.values, 0, location=loc).result
+            stop = size if start is None else DenseAddOp.build(start, size, location=loc).result
+            piece = SubtensorOp.build(values, (slice(start, stop),), location=loc).result
+            grads.append(AssembleOp.build(parts.positions, parts.coordinates, piece, parts.shape,
+                                          x.type.encoding, x.type.shape, loc).result)
+            start = stop
+        return grads
+
+
+__all__ = ["ConvertOp", "AddSparseOp", "MulSparseOp", "SpmmOp", "in_encoding", "sparse_product",
+           "add_sparse", "sum_sparse", "ConcatOp"]

@@ -166,7 +166,7 @@ def _sum(interp, op, args):
 
 # -- two sparse operands (``combine``) ------------------------------------------------------------
 
-from .combine import AddSparseOp, ConvertOp, MulSparseOp, SpmmOp  # noqa: E402
+from .combine import AddSparseOp, ConcatOp, ConvertOp, MulSparseOp, SpmmOp  # noqa: E402
 
 
 def _same_shapes(op, a, b) -> None:
@@ -201,3 +201,13 @@ def _spmm(interp, op, args):
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"{op.name}: incompatible shapes {a.shape} and {b.shape}")
     return [as_format(a @ b, op.result.type)]
+
+
+@INTERPRETER.register(ConcatOp)
+def _concat(interp, op, args):
+    inner = {m.shape[1 - op.axis] for m in args}
+    if len(inner) > 1:
+        raise ValueError(f"{op.name}: the operands' sizes in dimension {1 - op.axis} differ "
+                         f"({', '.join(str(m.shape) for m in args)})")
+    stack = scipy_sparse().vstack if op.axis == 0 else scipy_sparse().hstack
+    return [as_format(stack(args, format=op.result.type.encoding.name), op.result.type)]

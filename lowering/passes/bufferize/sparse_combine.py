@@ -21,7 +21,7 @@ from typing import Callable
 
 from lowering.dialects import scalar
 from lowering.dialects.loops import FillOp, ForOp, IfOp, LoadOp, StoreOp
-from lowering.dialects.sparse import AddSparseOp, ConvertOp, MulSparseOp, SpmmOp
+from lowering.dialects.sparse import AddSparseOp, ConcatOp, ConvertOp, MulSparseOp, SpmmOp
 from lowering.ir.builder import Builder
 from lowering.ir.core import Value
 from lowering.ir.types import I64, INDEX, TensorType
@@ -299,3 +299,44 @@ def _lower_convert(ctx, op):
     ctx.loop_nest([outer], deal, parallel=False)
     return [SparseLowered(op.result.type, sizes=list(sp.sizes), positions=positions,
                           coordinates=coordinates, values=values, nnz=sp.nnz)]
+
+
+@BUFFERIZE.register(ConcatOp)
+def _lower_concat(ctx, op):
+    """The operands' storages one after the other: each one's positions shifted by the values
+    stored before it."""
+    parts = [storage(ctx, x) for x in op.operands]
+    axis = op.axis
+    inner = parts[0].sizes[1 - axis]
+    for d, sp in enumerate(parts[1:], 1):
+        ctx.check(ctx.ix.eq(sp.sizes[1 - axis], inner),
+                  f"operand #{d} has another size in dimension {1 - axis} than operand #0")
+    outer, nnz = 0, 0
+    for sp in parts:
+        outer, nnz = ctx.ix.add(outer, sp.sizes[axis]), ctx.ix.add(nnz, sp.nnz)
+    positions = ctx.alloc(_I64_VECTOR, [ctx.ix.add(outer, 1)])
+    coordinates = ctx.alloc(_I64_VECTOR, [nnz])
+    values = ctx.alloc(TensorType((None,), op.result.type.element), [nnz])
+    outer_at, nnz_at = 0, 0
+    for sp in parts:
+        shift = ctx.ix.cast(nnz_at, I64) if isinstance(nnz_at, Value) else \
+            ctx.constant(nnz_at, I64)
+
+        def position(b, ivs, sp=sp, shift=shift, outer_at=outer_at):
+            p = b.insert(LoadOp.build(sp.positions, ivs)).result
+            b.insert(StoreOp.build(_ins(b, scalar.AddOp, p, shift), positions,
+                                   [ctx.arith(b).add(ivs[0], outer_at)]))
+
+        def entry(b, ivs, sp=sp, nnz_at=nnz_at):
+            at = [ctx.arith(b).add(ivs[0], nnz_at)]
+            b.insert(StoreOp.build(b.insert(LoadOp.build(sp.coordinates, ivs)).result,
+                                   coordinates, at))
+            b.insert(StoreOp.build(b.insert(LoadOp.build(sp.values, ivs)).result, values, at))
+        ctx.loop_nest([sp.sizes[axis]], position)
+        ctx.loop_nest([sp.nnz], entry)
+        outer_at, nnz_at = ctx.ix.add(outer_at, sp.sizes[axis]), ctx.ix.add(nnz_at, sp.nnz)
+    total = ctx.ix.cast(nnz, I64) if isinstance(nnz, Value) else ctx.constant(nnz, I64)
+    ctx.b.insert(StoreOp.build(total, positions, [ctx.ix.value(outer)]))
+    sizes = [outer, inner] if axis == 0 else [inner, outer]
+    return [SparseLowered(op.result.type, sizes=sizes, positions=positions,
+                          coordinates=coordinates, values=values, nnz=nnz)]
