@@ -13,7 +13,8 @@ from .properties import *  # noqa: F401,F403,E402
 from .structured import *  # noqa: F401,F403,E402
 from .pairs import *  # noqa: F401,F403,E402
 from .sharedvar import *  # noqa: F401,F403,E402
-from . import pairs, properties, sharedvar, structured  # noqa: F401,E402
+from .comparisons import *  # noqa: F401,F403,E402
+from . import comparisons, pairs, properties, sharedvar, structured  # noqa: F401,E402
 
 __all__ = (__all__ + properties.__all__ + structured.__all__ + pairs.__all__  # noqa: F405
-           + sharedvar.__all__)
+           + sharedvar.__all__ + comparisons.__all__)
