@@ -14,7 +14,8 @@ from .structured import *  # noqa: F401,F403,E402
 from .pairs import *  # noqa: F401,F403,E402
 from .sharedvar import *  # noqa: F401,F403,E402
 from .comparisons import *  # noqa: F401,F403,E402
-from . import comparisons, pairs, properties, sharedvar, structured  # noqa: F401,E402
+from .theano_names import *  # noqa: F401,F403,E402
+from . import comparisons, pairs, properties, sharedvar, structured, theano_names  # noqa: F401,E402
 
 __all__ = (__all__ + properties.__all__ + structured.__all__ + pairs.__all__  # noqa: F405
-           + sharedvar.__all__ + comparisons.__all__)
+           + sharedvar.__all__ + comparisons.__all__ + theano_names.__all__)

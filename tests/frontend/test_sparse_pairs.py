@@ -204,3 +204,26 @@ def test_sparse_shared_csc_and_bad_values():
         theano.function([], [], updates=[(c, S.csr_from_dense(T.fmatrix()))])
     with pytest.raises(TypeError, match="must be a sparse variable"):
         theano.function([], [], updates=[(c, 3.0)])
+
+
+def test_theanos_smaller_names():
+    assert S.all_dtypes >= {"int8", "uint64", "float32", "complex128"}
+    assert S.sparse_formats == ["csr", "csc"]
+    X = sp.csr_matrix(np.array([[0.0, 1.5], [2.0, 0.0]]))
+    x = S.constant(X, name="x")
+    d = T.dmatrix("d")
+    assert S.as_sparse_or_tensor_variable(X).format == "csr"
+    assert S.as_sparse_or_tensor_variable(np.eye(2)).ndim == 2
+    f = theano.function([d], [S.add_s_d(x, d), S.mul_s_d(x, d), S.fcast(x), S.lcast(x)],
+                        mode="INTERP")
+    D = np.array([[1.0, 2.0], [3.0, 4.0]])
+    added, scaled, single, integral = f(D)
+    np.testing.assert_array_equal(added, X.toarray() + D)
+    np.testing.assert_array_equal(scaled.toarray(), X.multiply(D).toarray())
+    assert single.dtype == np.float32 and integral.dtype == np.int64
+    np.testing.assert_array_equal(integral.toarray(), [[0, 1], [2, 0]])
+    assert S.shared(X).get_value().nnz == 2
+    with pytest.raises(TypeError, match="sparse.shared: expected a scipy.sparse matrix"):
+        S.shared(np.eye(2))
+    with pytest.raises(TypeError, match="sparse.constant: expected a scipy.sparse matrix"):
+        S.constant(np.eye(2))
