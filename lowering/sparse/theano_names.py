@@ -1,6 +1,7 @@
 """The smaller names of Theano's ``theano.sparse``: its dtype sets and formats, the cast
 shorthands (``fcast``, ``dcast``, ...), ``add_s_d``/``mul_s_d``, ``constant``,
-``as_sparse_or_tensor_variable`` and ``shared`` (the sparse constructor of shared variables).
+``as_sparse_or_tensor_variable``, ``shared`` (the sparse constructor of shared variables),
+``sampling_dot``, ``usmm`` and ``ensure_sorted_indices``.
 
 >>> sorted(sparse_formats), "complex64" in all_dtypes, "float32" in float_dtypes
 (['csc', 'csr'], True, True)
@@ -14,9 +15,12 @@ from functools import partial
 
 from lowering.frontend.constructors import as_tensor_variable
 
+from lowering.frontend.linalg import dot as dense_dot
+from lowering.frontend.shapes import dimshuffle
+
 from .basic import (SparseVariable, _dense, _is_scipy_sparse, _sparse, add, as_sparse_variable,
-                    mul)
-from .pairs import cast
+                    dot, mul)
+from .pairs import _in_format, cast
 from .sharedvar import sparse_shared
 from .type import FORMATS
 
@@ -72,7 +76,28 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False):
     return made
 
 
+def sampling_dot(x, y, p) -> SparseVariable:
+    """``p * (x . y^T)`` for dense ``x``, ``y`` and sparse ``p``: sparse, ``p``'s structure
+    (the products Theano's ``SamplingDot`` computes)."""
+    s = _sparse(p, "sampling_dot: p")
+    return mul(s, dense_dot(as_tensor_variable(x), dimshuffle(as_tensor_variable(y), (1, 0))))
+
+
+def usmm(alpha, x, y, z):
+    """``alpha * dot(x, y) + z`` with ``x`` or ``y`` sparse and ``z`` dense: dense."""
+    return as_tensor_variable(alpha) * dot(x, y) + as_tensor_variable(z)
+
+
+def ensure_sorted_indices(x) -> SparseVariable:
+    """``x`` with the coordinates of each outer slice in rising order (through the other
+    format and back: each conversion is a counting sort)."""
+    s = _sparse(x, "ensure_sorted_indices")
+    other = "csc" if s.format == "csr" else "csr"
+    return _in_format(_in_format(s, other), s.format)
+
+
 __all__ = ["sparse_formats", "int_dtypes", "uint_dtypes", "float_dtypes", "complex_dtypes",
            "integer_dtypes", "continuous_dtypes", "discrete_dtypes", "all_dtypes", "bcast",
            "wcast", "icast", "lcast", "fcast", "dcast", "ccast", "zcast", "constant",
-           "as_sparse_or_tensor_variable", "add_s_d", "mul_s_d", "shared"]
+           "as_sparse_or_tensor_variable", "add_s_d", "mul_s_d", "shared", "sampling_dot", "usmm",
+           "ensure_sorted_indices"]

@@ -227,3 +227,22 @@ def test_theanos_smaller_names():
         S.shared(np.eye(2))
     with pytest.raises(TypeError, match="sparse.constant: expected a scipy.sparse matrix"):
         S.constant(np.eye(2))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sampling_dot_usmm_and_sorted_indices(mode):
+    x, y, z = T.dmatrix("x"), T.dmatrix("y"), T.dmatrix("z")
+    p = S.csr_matrix("p")
+    a = T.dscalar("a")
+    unsorted = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 1]),
+                              np.array([0, 2, 3])), shape=(2, 3))
+    f = theano.function([x, y, z, p, a], [S.sampling_dot(x, y, p), S.usmm(a, p, y, z),
+                                          S.ensure_sorted_indices(p)], mode=mode)
+    rng = np.random.default_rng(0)
+    X, Y, Z = rng.standard_normal((2, 4)), rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    sampled, fused, ordered = f(X, Y, Z, unsorted, 2.0)
+    np.testing.assert_allclose(sampled.toarray(), unsorted.multiply(X @ Y.T).toarray())
+    assert sampled.nnz == 3
+    np.testing.assert_allclose(fused, 2.0 * (unsorted @ Y) + Z)
+    np.testing.assert_array_equal(ordered.indices, [0, 2, 1])
+    np.testing.assert_array_equal(ordered.toarray(), unsorted.toarray())
