@@ -269,6 +269,11 @@ def transpose(x) -> SparseVariable:
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
+# The operations of two sparse operands, by name: ``pairs`` (which builds on this module) fills
+# it when ``theano.sparse`` loads.
+TWO_SPARSE: dict = {}
+
+
 def _both_sparse(x, y) -> bool:
     return all(isinstance(v, SparseVariable) or _is_scipy_sparse(v) for v in (x, y))
 
@@ -277,8 +282,7 @@ def structured_dot(x, y) -> TensorVariable:
     """The product of the sparse matrix ``x`` and the dense matrix or vector ``y``, dense (of
     two sparse matrices: sparse, ``x``'s format)."""
     if _both_sparse(x, y):
-        from .pairs import structured_dot_s_s
-        return structured_dot_s_s(x, y)
+        return TWO_SPARSE["structured_dot"](x, y)
     s = _sparse(x, "structured_dot: the first operand")
     return apply(ops.MatmulOp, s.value, _dense(y, s, "structured_dot", ranks=(1, 2)))
 
@@ -289,8 +293,7 @@ def dot(x, y) -> TensorVariable:
     x_sparse = isinstance(x, SparseVariable) or _is_scipy_sparse(x)
     y_sparse = isinstance(y, SparseVariable) or _is_scipy_sparse(y)
     if x_sparse and y_sparse:
-        from .pairs import dot_s_s
-        return dot_s_s(x, y)
+        return TWO_SPARSE["dot"](x, y)
     if x_sparse:
         return structured_dot(x, y)
     if not y_sparse:
@@ -308,8 +311,7 @@ def add(x, y) -> TensorVariable:
     """``x + y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
     matrices: sparse, ``x``'s format."""
     if _both_sparse(x, y):
-        from .pairs import add_s_s
-        return add_s_s(x, y)
+        return TWO_SPARSE["add"](x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "add")
@@ -320,8 +322,7 @@ def sub(x, y) -> TensorVariable:
     """``x - y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
     matrices: sparse, ``x``'s format."""
     if _both_sparse(x, y):
-        from .pairs import sub_s_s
-        return sub_s_s(x, y)
+        return TWO_SPARSE["sub"](x, y)
     if isinstance(x, SparseVariable) or _is_scipy_sparse(x):
         s = _sparse(x, "sub")
         return add(s, -_dense(y, s, "sub"))
@@ -334,8 +335,7 @@ def mul(x, y) -> SparseVariable:
     with the sparse operand's structure; of two sparse matrices: sparse, ``x``'s format,
     storing the places both store."""
     if _both_sparse(x, y):
-        from .pairs import mul_s_s
-        return mul_s_s(x, y)
+        return TWO_SPARSE["mul"](x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "mul")

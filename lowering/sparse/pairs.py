@@ -22,8 +22,10 @@ import numpy as np
 from lowering.dialects import sparse as ops
 from lowering.frontend.build import build_op
 from lowering.frontend.elemwise import cast as dense_cast
+from lowering.frontend.shapes import dimshuffle
 
-from .basic import SparseVariable, _sparse, dense_from_sparse, transpose, wrap_sparse
+from .basic import (TWO_SPARSE, SparseVariable, _from_dense, _is_scipy_sparse, _sparse,
+                    dense_from_sparse, structured_dot, transpose, wrap_sparse)
 from .structured import neg, stored_values, with_values
 
 
@@ -85,13 +87,11 @@ def true_dot(x, y, grad_preserves_dense: bool = True) -> SparseVariable:
     sparse left operand is CSC, else CSR; with a dense left operand, the transpose of
     ``true_dot(y.T, x.T)``). ``grad_preserves_dense`` is accepted for Theano's signature (it
     only chose how Theano computed the gradient)."""
-    from .basic import _is_scipy_sparse, _from_dense, structured_dot
     x_sparse = isinstance(x, SparseVariable) or _is_scipy_sparse(x)
     y_sparse = isinstance(y, SparseVariable) or _is_scipy_sparse(y)
     if not (x_sparse or y_sparse):
         raise TypeError("true_dot: one operand at least must be sparse")
     if not x_sparse:
-        from lowering.frontend.shapes import dimshuffle
         return transpose(true_dot(_sparse(y, "true_dot").T, dimshuffle(x, (1, 0))))
     a = _sparse(x, "true_dot: the first operand")
     if y_sparse:
@@ -124,6 +124,9 @@ def vstack(blocks, format=None, dtype=None) -> SparseVariable:
     """The sparse matrices ``blocks`` one above the other (scipy.sparse's ``vstack``)."""
     return _stack(blocks, format, dtype, 0, "vstack")
 
+
+TWO_SPARSE.update(add=add_s_s, sub=sub_s_s, mul=mul_s_s, dot=dot_s_s,
+                  structured_dot=structured_dot_s_s)
 
 __all__ = ["hstack", "vstack", "cast", "add_s_s", "sub_s_s", "mul_s_s", "structured_dot_s_s", "dot_s_s",
            "true_dot"]
