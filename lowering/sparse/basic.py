@@ -10,8 +10,8 @@ Variables: ``csr_matrix(name, dtype)``, ``csc_matrix``, ``matrix(format, name, d
 constant. Conversions: ``dense_from_sparse``, ``csr_from_dense``, ``csc_from_dense``,
 ``transpose``. Arithmetic: ``structured_dot`` and ``dot`` (a dense result), ``add`` (sparse +
 dense: dense), ``mul`` (sparse * dense or scalar: sparse with the sparse operand's structure),
-``sp_sum``. ``theano.function`` takes and returns scipy.sparse matrices for sparse inputs and
-outputs.
+``sp_sum``; with two sparse operands they hand over to ``pairs`` (``TWO_SPARSE``).
+``theano.function`` takes and returns scipy.sparse matrices for sparse inputs and outputs.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> import lowering as theano
@@ -223,8 +223,8 @@ def _dense(x, like: SparseVariable, what: str, ranks=(2,)) -> TensorVariable:
     """``x`` as a dense variable of ``like``'s dtype (Python numbers and integer tensors are
     cast), of one of ``ranks``."""
     if isinstance(x, SparseVariable) or _is_scipy_sparse(x):
-        raise TypeError(f"{what}: two sparse operands are not supported; convert one with "
-                        f"dense_from_sparse")
+        raise TypeError(f"{what}: expected a dense operand, got a sparse one (the operations "
+                        f"of two sparse matrices are add, sub, mul and structured_dot)")
     d = as_tensor_variable(x) if isinstance(x, TensorVariable) else \
         constant(np.asarray(x, dtype=like.dtype))
     if d.ndim not in ranks:

@@ -227,6 +227,8 @@ def test_theanos_smaller_names():
         S.shared(np.eye(2))
     with pytest.raises(TypeError, match="sparse.constant: expected a scipy.sparse matrix"):
         S.constant(np.eye(2))
+    with pytest.raises(TypeError, match="add_s_d: expected a dense operand, got a sparse one"):
+        S.add_s_d(x, x)
 
 
 @pytest.mark.parametrize("mode", MODES)
