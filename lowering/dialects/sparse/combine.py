@@ -5,7 +5,8 @@
 - ``sparse.add``: ``a + b``, sparse, storing the places either stores (the union);
 - ``sparse.mul``: ``a * b`` entry by entry, storing the places both store (the intersection);
 - ``sparse.spmm``: the product of two ``#csr`` matrices, a ``#csr`` matrix (Gustavson's
-  row-by-row product, as scipy.sparse computes it).
+  row-by-row product, as scipy.sparse computes it);
+- ``sparse.concat``: matrices joined along their encoding's outer dimension.
 
 ``add`` and ``mul`` take operands of one encoding (the front end converts one if they differ).
 Entries a result stores may be zero (``a + (-a)``): scipy.sparse drops those, these keep them;
@@ -22,8 +23,8 @@ from __future__ import annotations
 from lowering.dialects.tensor.base import op_errors
 from lowering.dialects.tensor.shape_ops import format_shape
 from lowering.dialects.tensor.typing import check_one_number_type, merge_dim
-from lowering.ir.constraints import AnySparseTensor
 from lowering.ir.attributes import IntAttr
+from lowering.ir.constraints import AnySparseTensor
 from lowering.ir.core import Value, VerifyError, attr, operand, register_op, result, var_operand
 from lowering.ir.types import SPARSE_ENCODINGS, TensorType
 
