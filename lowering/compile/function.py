@@ -35,7 +35,7 @@ from .io import In, Out, graph_value, variable_name
 from .pipeline import choose_executor, get_mode
 from .profiling import ProfiledFunction
 from .shared_storage import SharedContainer, shared_container
-from .sparse_function import SparseBoundary, SparseFunction, has_sparse
+from .sparse_function import SparseBoundary, SparseFunction, expand_sparse_updates, has_sparse
 from .values import filter_value
 
 __all__ = ["function", "Function", "FunctionMaker", "MissingInputError", "UnusedInputError"]
@@ -68,6 +68,8 @@ def function(inputs=(), outputs=None, mode=None, updates=None, givens=None,
       ``config.profile``; mode ``ProfileMode`` profiles too. See ``lowering.compile.profiling``.
     """
     started = time.perf_counter()
+    if updates is not None:  # sparse shared variables are updated through their storage
+        updates = expand_sparse_updates(_as_pairs(updates, "updates"))
     if has_sparse(inputs, outputs):  # scipy.sparse arguments and results, as dense arrays
         boundary = SparseBoundary.of(inputs, outputs)
         dense = function(boundary.inputs, boundary.outputs, mode, updates,

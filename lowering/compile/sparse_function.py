@@ -202,3 +202,28 @@ class SparseFunction:
         if name in ("inner", "boundary") or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+
+def expand_sparse_updates(pairs: list[tuple]) -> list[tuple]:
+    """``updates`` pairs with each update of a sparse shared variable (one with
+    ``sparse_storage``: its positions, coordinates, values and shape shared variables) made
+    four updates of those, from a ``sparse.disassemble`` of the new value."""
+    out = []
+    for target, new in pairs:
+        parts = getattr(target, "sparse_storage", None)
+        if parts is None:
+            out.append((target, new))
+            continue
+        want = graph_value(target).type
+        try:
+            value = graph_value(new)
+        except TypeError:
+            raise TypeError(f"updates: the new value of the sparse shared variable {target} "
+                            f"must be a sparse variable of type {want}, got "
+                            f"{type(new).__name__}") from None
+        got = value.type
+        if getattr(got, "encoding", None) != want.encoding or got.element != want.element:
+            raise TypeError(f"updates: the new value of the sparse shared variable {target} "
+                            f"must have its type {want}, got {got}")
+        out.extend(zip(parts, DisassembleOp.build(value).results))
+    return out

@@ -152,6 +152,10 @@ def _float_zeros_like(w: TensorVariable) -> TensorVariable:
 def _total(contributions: list[Value]) -> Value:
     total = contributions[0]
     for g in contributions[1:]:
+        if getattr(total.type, "encoding", None) is not None:  # sparse gradients
+            from lowering.dialects.sparse import sum_sparse
+            total = sum_sparse(total, g)
+            continue
         total = AddOp.build(total, g).result
     return total
 

@@ -107,6 +107,11 @@ def _restore_shared_variable(container: SharedContainer, name: str | None) -> Sh
     return SharedVariable(container, name)
 
 
+# Constructors of shared variables for values that are not arrays (as Theano's
+# ``shared_constructor``): each returns a variable, or None when the value is not its kind.
+SHARED_CONSTRUCTORS: list = []
+
+
 def shared(value, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False, target=None,
            broadcastable=None) -> SharedVariable:
@@ -125,6 +130,11 @@ def shared(value, name: str | None = None, strict: bool = False,
     if isinstance(value, TensorVariable):
         raise TypeError(f"shared() needs a value (an array or a number), not the symbolic "
                         f"variable {value}")
+    for make in SHARED_CONSTRUCTORS:  # other kinds of values (scipy.sparse matrices)
+        made = make(value, name=name, strict=strict, allow_downcast=allow_downcast,
+                    borrow=borrow)
+        if made is not None:
+            return made
     if is_device_array(value):  # a device array: its values, on the device asked for
         array, borrow = to_host_array(value), True
     else:

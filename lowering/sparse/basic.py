@@ -10,8 +10,8 @@ Variables: ``csr_matrix(name, dtype)``, ``csc_matrix``, ``matrix(format, name, d
 constant. Conversions: ``dense_from_sparse``, ``csr_from_dense``, ``csc_from_dense``,
 ``transpose``. Arithmetic: ``structured_dot`` and ``dot`` (a dense result), ``add`` (sparse +
 dense: dense), ``mul`` (sparse * dense or scalar: sparse with the sparse operand's structure),
-``sp_sum``. ``theano.function`` takes and returns scipy.sparse matrices for sparse inputs and
-outputs.
+``sp_sum``; with two sparse operands they hand over to ``pairs`` (``TWO_SPARSE``).
+``theano.function`` takes and returns scipy.sparse matrices for sparse inputs and outputs.
 
 >>> import numpy as np, scipy.sparse as sp
 >>> import lowering as theano
@@ -223,8 +223,8 @@ def _dense(x, like: SparseVariable, what: str, ranks=(2,)) -> TensorVariable:
     """``x`` as a dense variable of ``like``'s dtype (Python numbers and integer tensors are
     cast), of one of ``ranks``."""
     if isinstance(x, SparseVariable) or _is_scipy_sparse(x):
-        raise TypeError(f"{what}: two sparse operands are not supported; convert one with "
-                        f"dense_from_sparse")
+        raise TypeError(f"{what}: expected a dense operand, got a sparse one (the operations "
+                        f"of two sparse matrices are add, sub, mul and structured_dot)")
     d = as_tensor_variable(x) if isinstance(x, TensorVariable) else \
         constant(np.asarray(x, dtype=like.dtype))
     if d.ndim not in ranks:
@@ -269,20 +269,31 @@ def transpose(x) -> SparseVariable:
 # -- arithmetic ----------------------------------------------------------------------------------
 
 
+# The operations of two sparse operands, by name: ``pairs`` (which builds on this module) fills
+# it when ``theano.sparse`` loads.
+TWO_SPARSE: dict = {}
+
+
+def _both_sparse(x, y) -> bool:
+    return all(isinstance(v, SparseVariable) or _is_scipy_sparse(v) for v in (x, y))
+
+
 def structured_dot(x, y) -> TensorVariable:
-    """The product of the sparse matrix ``x`` and the dense matrix or vector ``y``, dense."""
+    """The product of the sparse matrix ``x`` and the dense matrix or vector ``y``, dense (of
+    two sparse matrices: sparse, ``x``'s format)."""
+    if _both_sparse(x, y):
+        return TWO_SPARSE["structured_dot"](x, y)
     s = _sparse(x, "structured_dot: the first operand")
     return apply(ops.MatmulOp, s.value, _dense(y, s, "structured_dot", ranks=(1, 2)))
 
 
 def dot(x, y) -> TensorVariable:
-    """The product of ``x`` and ``y``, one of them sparse, the other a dense matrix (or
-    vector); the result is dense. (Two sparse operands are not supported.)"""
+    """The product of ``x`` and ``y``, one of them sparse at least, the other a dense matrix
+    (or vector) or sparse; the result is dense."""
     x_sparse = isinstance(x, SparseVariable) or _is_scipy_sparse(x)
     y_sparse = isinstance(y, SparseVariable) or _is_scipy_sparse(y)
     if x_sparse and y_sparse:
-        raise TypeError("dot: two sparse operands are not supported; convert one with "
-                        "dense_from_sparse")
+        return TWO_SPARSE["dot"](x, y)
     if x_sparse:
         return structured_dot(x, y)
     if not y_sparse:
@@ -297,7 +308,10 @@ def dot(x, y) -> TensorVariable:
 
 
 def add(x, y) -> TensorVariable:
-    """``x + y`` of a sparse and a dense matrix (either order): a dense matrix."""
+    """``x + y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
+    matrices: sparse, ``x``'s format."""
+    if _both_sparse(x, y):
+        return TWO_SPARSE["add"](x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "add")
@@ -305,7 +319,10 @@ def add(x, y) -> TensorVariable:
 
 
 def sub(x, y) -> TensorVariable:
-    """``x - y`` of a sparse and a dense matrix (either order): a dense matrix."""
+    """``x - y`` of a sparse and a dense matrix (either order): a dense matrix; of two sparse
+    matrices: sparse, ``x``'s format."""
+    if _both_sparse(x, y):
+        return TWO_SPARSE["sub"](x, y)
     if isinstance(x, SparseVariable) or _is_scipy_sparse(x):
         s = _sparse(x, "sub")
         return add(s, -_dense(y, s, "sub"))
@@ -315,7 +332,10 @@ def sub(x, y) -> TensorVariable:
 
 def mul(x, y) -> SparseVariable:
     """``x * y`` of a sparse matrix and a dense matrix or a scalar (either order): sparse,
-    with the sparse operand's structure."""
+    with the sparse operand's structure; of two sparse matrices: sparse, ``x``'s format,
+    storing the places both store."""
+    if _both_sparse(x, y):
+        return TWO_SPARSE["mul"](x, y)
     if not isinstance(x, SparseVariable) and not _is_scipy_sparse(x):
         x, y = y, x
     s = _sparse(x, "mul")

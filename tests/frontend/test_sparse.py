@@ -228,11 +228,7 @@ def test_bad_arguments_are_refused_clearly():
 
 
 def test_unsupported_combinations_say_so():
-    x, y = S.csr_matrix("x"), S.csr_matrix("y")
-    with pytest.raises(TypeError, match="two sparse operands are not supported"):
-        S.dot(x, y)
-    with pytest.raises(TypeError, match="two sparse operands are not supported"):
-        x + y
+    x = S.csr_matrix("x")
     with pytest.raises(TypeError, match="must have rank 0 or 2, got TensorType.float64, vector."):
         x * T.dvector("v")
     with pytest.raises(TypeError, match="cannot be used as a dense tensor; convert it with "

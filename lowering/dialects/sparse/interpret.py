@@ -162,3 +162,52 @@ def _sum(interp, op, args):
     if op.axis is None:
         return [fit_result(op, np.asarray(s.sum(), dtype=op.result.type.dtype))]
     return [fit_result(op, np.asarray(s.sum(axis=op.axis)).reshape(-1))]
+
+
+# -- two sparse operands (``combine``) ------------------------------------------------------------
+
+from .combine import AddSparseOp, ConcatOp, ConvertOp, MulSparseOp, SpmmOp  # noqa: E402
+
+
+def _same_shapes(op, a, b) -> None:
+    if a.shape != b.shape:
+        raise ValueError(f"{op.name}: shapes {a.shape} and {b.shape} differ")
+
+
+@INTERPRETER.register(ConvertOp)
+def _convert(interp, op, args):
+    out = as_format(args[0], op.result.type).copy()
+    out.sort_indices()
+    return [out]
+
+
+@INTERPRETER.register(AddSparseOp)
+def _add_sparse(interp, op, args):
+    a, b = args
+    _same_shapes(op, a, b)
+    return [as_format(a + b, op.result.type)]
+
+
+@INTERPRETER.register(MulSparseOp)
+def _mul_sparse(interp, op, args):
+    a, b = args
+    _same_shapes(op, a, b)
+    return [as_format(a.multiply(b), op.result.type)]
+
+
+@INTERPRETER.register(SpmmOp)
+def _spmm(interp, op, args):
+    a, b = args
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"{op.name}: incompatible shapes {a.shape} and {b.shape}")
+    return [as_format(a @ b, op.result.type)]
+
+
+@INTERPRETER.register(ConcatOp)
+def _concat(interp, op, args):
+    inner = {m.shape[1 - op.axis] for m in args}
+    if len(inner) > 1:
+        raise ValueError(f"{op.name}: the operands' sizes in dimension {1 - op.axis} differ "
+                         f"({', '.join(str(m.shape) for m in args)})")
+    stack = scipy_sparse().vstack if op.axis == 0 else scipy_sparse().hstack
+    return [as_format(stack(args, format=op.result.type.encoding.name), op.result.type)]

@@ -97,7 +97,13 @@ class AssembleOp(SparseOp):
                               f"({self.values.type.element}), got {self.result.type}", self)
 
     def grad(self, output_grads):
-        return [None] * 4
+        """Only the values have a gradient (Theano's ``CSM``): the result's gradient at the
+        stored places, in storage order."""
+        g = output_grads[0]
+        if g is None:
+            return [None] * 4
+        at_places = on_structure(self.result, g, self.location)
+        return [None, None, DisassembleOp.build(at_places, self.location).values, None]
 
 
 @register_op
@@ -125,6 +131,48 @@ class DisassembleOp(SparseOp):
         if self.values.type.element != self.input.type.element:
             raise VerifyError(f"{self.name}: the values must have the input's element type "
                               f"{self.input.type.element}, got {self.values.type}", self)
+
+    def grad(self, output_grads):
+        """The values' gradient, stored in the input's structure (Theano's
+        ``CSMProperties``); the positions, coordinates and shape have none."""
+        g = output_grads[2]
+        if g is None:
+            return [None]
+        t = self.input.type
+        return [AssembleOp.build(self.positions, self.coordinates, g, self.shape, t.encoding,
+                                 t.shape, self.location).result]
+
+
+def structure_root(s: Value) -> Value:
+    """The sparse value whose positions and coordinates ``s`` reuses as they are: through the
+    ops that only make new values over their operand's structure (``sparse.sample``,
+    ``sparse.mul_dense``, and an assemble of a disassemble's positions and coordinates)."""
+    while True:
+        op = getattr(s, "op", None)
+        if isinstance(op, (SampleOp, MulDenseOp)):
+            s = op.lhs
+            continue
+        if isinstance(op, AssembleOp):
+            parts = getattr(op.positions, "op", None)
+            if isinstance(parts, DisassembleOp) and op.coordinates is parts.coordinates \
+                    and op.shape is parts.shape and parts.input.type.encoding == s.type.encoding:
+                s = parts.input
+                continue
+        return s
+
+
+def same_structure(a: Value, b: Value) -> bool:
+    """Whether the sparse values ``a`` and ``b`` are known to store the same places in the
+    same order (so their values line up)."""
+    return a.type.encoding == b.type.encoding and structure_root(a) is structure_root(b)
+
+
+def on_structure(s: Value, g: Value, location=None) -> Value:
+    """The sparse ``g`` stored in ``s``'s structure: ``g``'s entries at ``s``'s places (``g``
+    itself when it already has that structure, else sampled from its dense form)."""
+    if same_structure(g, s):
+        return g
+    return SampleOp.build(s, ToDenseOp.build(g, location).result, location).result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,4 +447,5 @@ def _sum_type(t: TensorType, axis) -> TensorType:
 
 
 __all__ = ["AssembleOp", "DisassembleOp", "ToDenseOp", "FromDenseOp", "TransposeOp", "MatmulOp",
-           "AddDenseOp", "MulDenseOp", "SampleOp", "SumOp", "SparseOp"]
+           "AddDenseOp", "MulDenseOp", "SampleOp", "SumOp", "SparseOp", "same_structure", "on_structure",
+           "structure_root"]

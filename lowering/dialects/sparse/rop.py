@@ -67,3 +67,57 @@ def _mul_dense(op: MulDenseOp, tangents) -> list:
         return [terms[0] if terms else None]
     dense = AddOp.build(*(ToDenseOp.build(t, loc).result for t in terms), location=loc).result
     return [SampleOp.build(s, dense, loc).result]
+
+
+# -- two sparse operands (``combine``) ------------------------------------------------------------
+
+from .combine import AddSparseOp, ConcatOp, ConvertOp, MulSparseOp, SpmmOp  # noqa: E402
+
+R_OP.register(ConvertOp)(linear_in(0))
+
+
+def _sum_of(terms: list, location):
+    """The sum of the sparse ``terms`` (None when there is none)."""
+    terms = [t for t in terms if t is not None]
+    if not terms:
+        return None
+    total = terms[0]
+    for t in terms[1:]:
+        total = AddSparseOp.build(total, t, location).result
+    return total
+
+
+@R_OP.register(AddSparseOp)
+def _add_sparse(op: AddSparseOp, tangents) -> list:
+    return [_sum_of(list(tangents), op.location)]
+
+
+def _product_rule(cls):
+    """``va . b + a . vb`` for the bilinear sparse op ``cls``."""
+    def rule(op, tangents) -> list:
+        va, vb = tangents
+        a, b, loc = op.lhs, op.rhs, op.location
+        return [_sum_of([cls.build(va, b, loc).result if va is not None else None,
+                         cls.build(a, vb, loc).result if vb is not None else None], loc)]
+    return rule
+
+
+R_OP.register(MulSparseOp)(_product_rule(MulSparseOp))
+R_OP.register(SpmmOp)(_product_rule(SpmmOp))
+
+
+@R_OP.register(ConcatOp)
+def _concat(op: ConcatOp, tangents) -> list:
+    """The tangents joined; an operand without one stands as its structure holding zeros."""
+    if all(t is None for t in tangents):
+        return [None]
+    from lowering.dialects.tensor import ConstantOp
+    import numpy as np
+    loc = op.location
+    parts = []
+    for x, t in zip(op.operands, tangents):
+        if t is None:
+            zero = ConstantOp.build(np.zeros((1, 1), dtype=x.type.dtype), location=loc).result
+            t = SampleOp.build(x, zero, loc).result
+        parts.append(t)
+    return [ConcatOp.build(*parts, axis=op.axis, location=loc).result]

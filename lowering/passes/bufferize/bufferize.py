@@ -90,6 +90,7 @@ from . import grad_filter as bufferize_grad_filter  # noqa: F401
 from . import along_axis as bufferize_along_axis  # noqa: F401
 from .device_complex import refuse_complex_on_device
 from . import sparse as bufferize_sparse  # noqa: F401
+from . import sparse_combine as bufferize_sparse_combine  # noqa: F401
 from ..dce import eliminate_dead_code
 from .core import (BUFFERIZE, DEVICE_BUFFERIZE, AlwaysFails, FunctionLowering, Lowered,
                    input_buffer_type, result_buffer_type)
