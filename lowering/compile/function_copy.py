@@ -5,7 +5,7 @@ its own optimized module and executor. Its shared variables are the original's (
 updates them), except those ``swap`` replaces (``{old_shared: new_shared}``, of the same type);
 ``delete_updates`` leaves every update out. ``share_memory`` (in Theano, whether the two share
 the storage of intermediate results) changes nothing here: compiled functions keep no
-intermediate results between calls.
+intermediate results between calls. The copy returns a list of outputs, as Theano 1.0's does.
 
 >>> import numpy as np
 >>> import lowering as theano
@@ -13,8 +13,8 @@ intermediate results between calls.
 >>> x, acc = T.dscalar("x"), theano.shared(0.0, name="acc")
 >>> step = theano.function([x], acc, updates={acc: acc + x})
 >>> peek = step.copy(delete_updates=True, name="peek")
->>> _ = step(2.0); float(peek(5.0)), float(acc.get_value())
-(2.0, 2.0)
+>>> _ = step(2.0); peek(5.0), float(acc.get_value())
+([array(2.)], 2.0)
 """
 from __future__ import annotations
 
