@@ -67,8 +67,10 @@ def run(theano_doc: Path, where: Path) -> str:
     """Sphinx's doctest report (``output.txt``) for the documents."""
     source = build_project(theano_doc, where)
     out = where / "out"
+    # In the scratch folder: the pickling tutorial writes files where it runs.
     subprocess.run([sys.executable, "-m", "sphinx", "-b", "doctest", "-q", "-E", str(source),
-                    str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                    str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                   cwd=where)
     return (out / "output.txt").read_text()
 
 
