@@ -264,8 +264,9 @@ def permute_row_elements(x, y, inverse=0) -> TensorVariable:
     # Along each leading axis, the size comes from whichever of x and y is not broadcast.
     sizes = []
     for d in range(rank - 1):
-        if not y.broadcastable[d]:
-            y = require(y, eq(shape_i(y, d), shape_i(x, d)) | eq(shape_i(x, d), 1),
+        if not (x.broadcastable[d] or y.broadcastable[d]):
+            # Only dimensions typed broadcastable broadcast, as in Theano.
+            y = require(y, eq(shape_i(y, d), shape_i(x, d)),
                         f"permute_row_elements: x and y differ in size along axis {d}")
         sizes.append(None if x.broadcastable[d] else shape_i(x, d))
     rows = _row_positions(sizes, rank)
