@@ -97,3 +97,5 @@ from lowering.frontend.constant_values import (EmptyConstantError,  # noqa: E402
                                                NotScalarConstantError, extract_constant,
                                                get_scalar_constant_value, get_vector_length)
 from lowering.frontend.dtype_lists import *  # noqa: E402,F401,F403 - float_dtypes, int_types, ...
+from lowering.frontend.special_functions import (erfc, gamma, gammaln, j0, j1, psi,  # noqa: E402,F401
+                                                 tri_gamma)
