@@ -439,3 +439,34 @@ def test_the_helpers_compile_to_the_same_values():
     data, perm = np.arange(9.0).reshape(3, 3) / 4, np.array([2, 0, 1])
     for got, want in zip(f(data, perm), evaluate(outs, {x: data, p: perm})):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# sizes known when the function runs
+
+@settings(max_examples=15, deadline=None)
+@given(hnp.arrays(np.int8, hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4),
+                  elements=st.integers(-1, 1)))
+def test_nonzero_flatnonzero_and_nonzero_values_match_numpy(data):
+    x = T.tensor("int8", (False,) * data.ndim)
+    got = evaluate([*T.nonzero(x), T.nonzero(x, return_matrix=True), T.flatnonzero(x),
+                    T.nonzero_values(x)], {x: data})
+    for g, w in zip(got, np.nonzero(data)):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == np.int64
+    np.testing.assert_array_equal(got[data.ndim], np.array(np.nonzero(data)).reshape(data.ndim, -1))
+    np.testing.assert_array_equal(got[-2], np.flatnonzero(data))
+    np.testing.assert_array_equal(got[-1], data[data != 0])
+
+
+def test_nonzero_compiles_refuses_scalars_and_nonzero_values_has_a_gradient():
+    m = T.dmatrix("m")
+    data = np.array([[0.0, 2.0, -1.0], [0.5, 0.0, 0.0]])
+    rows, cols = theano.function([m], list(T.nonzero(m)))(data)
+    np.testing.assert_array_equal(rows, np.nonzero(data)[0])
+    np.testing.assert_array_equal(cols, np.nonzero(data)[1])
+    for fn in (T.nonzero, T.flatnonzero, T.nonzero_values):
+        with pytest.raises(ValueError, match="non-scalar"):
+            fn(T.dscalar())
+    grad = evaluate(T.grad((T.nonzero_values(m) ** 2).sum(), m), {m: data})
+    np.testing.assert_array_equal(grad, 2 * data)
