@@ -45,6 +45,16 @@ def allclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False) -> TensorVariable:
     return all_(isclose(a, b, rtol, atol, equal_nan))
 
 
+def _extreme(args, name: str, wins, reduce) -> TensorVariable:
+    """Two arguments: a ``switch`` on ``wins(a, b)``; more: ``reduce`` over them stacked."""
+    if not args:
+        raise TypeError(f"{name} needs at least one argument")
+    if len(args) == 2:
+        a, b = args
+        return switch(wins(a, b), a, b)
+    return reduce(stack([as_tensor_variable(a) for a in args]), axis=0)
+
+
 def largest(*args) -> TensorVariable:
     """The elementwise largest of the arguments (as Python's ``max`` of them).
 
@@ -52,19 +62,9 @@ def largest(*args) -> TensorVariable:
     >>> largest(T.constant([1, 5]), T.constant([4, 2]), T.constant([3, 3])).eval()
     array([4, 5])
     """
-    if not args:
-        raise TypeError("largest needs at least one argument")
-    if len(args) == 2:
-        a, b = args
-        return switch(gt(a, b), a, b)
-    return max_(stack([as_tensor_variable(a) for a in args]), axis=0)
+    return _extreme(args, "largest", gt, max_)
 
 
 def smallest(*args) -> TensorVariable:
     """The elementwise smallest of the arguments (as Python's ``min`` of them)."""
-    if not args:
-        raise TypeError("smallest needs at least one argument")
-    if len(args) == 2:
-        a, b = args
-        return switch(lt(a, b), a, b)
-    return min_(stack([as_tensor_variable(a) for a in args]), axis=0)
+    return _extreme(args, "smallest", lt, min_)

@@ -29,7 +29,8 @@ from .errors import GraphTypeError
 from .variable import TensorVariable, wrap
 
 
-def _real_float(x, name: str) -> TensorVariable:
+def as_real_float(x, name: str) -> TensorVariable:
+    """``x`` as a tensor of the float type ``name`` computes in; complex numbers are refused."""
     x = as_tensor_variable(x)
     if np.dtype(x.dtype).kind == "c":
         raise GraphTypeError(f"{name}: complex numbers are not supported, got {x} of type "
@@ -39,7 +40,7 @@ def _real_float(x, name: str) -> TensorVariable:
 
 def _special(op_class, name: str, doc: str):
     def fn(a) -> TensorVariable:
-        x = _real_float(a, name)
+        x = as_real_float(a, name)
         return apply(op_class, x, named=[x])
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -57,7 +58,7 @@ j1 = _special(J1Op, "j1", "The Bessel function of the first kind of order 1.")
 def psi(a) -> TensorVariable:
     """The digamma function ``d/dx log(gamma(x))`` (SciPy's ``psi``; NaN at negative
     integers); its gradient is ``tri_gamma``."""
-    x = _real_float(a, "psi")
+    x = as_real_float(a, "psi")
     return wrap(digamma(Emitter(caller_location()), x.value))
 
 
@@ -68,5 +69,5 @@ def tri_gamma(a) -> TensorVariable:
     >>> round(float(tri_gamma(T.constant(1.0)).eval()), 12)  # pi**2 / 6
     1.644934066848
     """
-    x = _real_float(a, "tri_gamma")
+    x = as_real_float(a, "tri_gamma")
     return wrap(trigamma(Emitter(caller_location()), x.value))

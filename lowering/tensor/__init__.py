@@ -100,3 +100,4 @@ from lowering.frontend.dtype_lists import *  # noqa: E402,F401,F403 - float_dtyp
 from lowering.frontend.special_functions import (erfc, gamma, gammaln, j0, j1, psi,  # noqa: E402,F401
                                                  tri_gamma)
 from lowering.frontend.nonzero import flatnonzero, nonzero, nonzero_values  # noqa: E402,F401
+from lowering.frontend.error_function_inverses import erfcinv, erfcx, erfinv  # noqa: E402,F401

@@ -1,4 +1,5 @@
-"""Theano's special functions through T (erfc, gammaln, gamma, psi, tri_gamma, j0, j1): values
+"""Theano's special functions through T (erfc, gammaln, gamma, psi, tri_gamma, j0, j1, erfinv,
+erfcinv, erfcx): values
 against SciPy, interpreted and compiled, in float32 and float64; gradients against SciPy's
 derivatives; integers computed in floats; complex numbers refused; a GPU declared unable."""
 import numpy as np
@@ -99,3 +100,37 @@ def test_a_gpu_is_declared_unable():
     for cls in SPECIAL_ELEMENTWISE_OPS.values():
         assert support(cls, gpu[0]).state == "no"
         assert [str(support(cls, b)) for b in BACKENDS if b not in gpu] == ["yes"] * (len(BACKENDS) - 1)
+
+
+INVERSES = np.concatenate([np.linspace(-1, 1, 21), 1 - np.logspace(-16, -1, 6),
+                           -1 + np.logspace(-14, -2, 4), [1.5, np.nan]])
+
+
+def test_erfinv_erfcinv_and_erfcx_match_scipy_to_the_last_bits():
+    y, tiny = T.dvectors("y", "tiny")
+    small = 10.0 ** (-300 * (INVERSES + 1) / 2)  # down to 1e-300: erfcinv's far tail
+    outs = [T.erfinv(y), T.erfcinv(1 - y), T.erfcinv(tiny), T.erfcx(30 * y)]
+    wants = [special.erfinv(INVERSES), special.erfcinv(1 - INVERSES), special.erfcinv(small),
+             special.erfcx(30 * INVERSES)]
+    compiled = theano.function([y, tiny], outs)(INVERSES, small)
+    for got in (compiled, evaluate(outs, {y: INVERSES, tiny: small})):
+        for g, want in zip(got, wants):
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(want))
+            finite = np.isfinite(want)
+            np.testing.assert_array_equal(g[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+            np.testing.assert_allclose(g[finite], want[finite], rtol=2e-15 if g is not got[3] else 1e-12)
+
+
+def test_the_inverse_error_functions_have_the_derivatives_of_inverses():
+    y = T.dvector("y")
+    data = np.array([-0.999, -0.6, 0.0, 0.2, 0.5, 0.9, 1 - 1e-12])
+    got = evaluate([T.grad(T.erfinv(y).sum(), y), T.grad(T.erfcinv(1 - y).sum(), y),
+                    T.grad(T.erfcx(4 * y).sum(), y)], {y: data})
+    slope = np.sqrt(np.pi) / 2 * np.exp(special.erfinv(data) ** 2)
+    np.testing.assert_allclose(got[0], slope, rtol=1e-12)
+    np.testing.assert_allclose(got[1], slope, rtol=1e-12)
+    x = 4 * data
+    np.testing.assert_allclose(got[2], 4 * (2 * x * special.erfcx(x) - 2 / np.sqrt(np.pi)),
+                               rtol=1e-12, atol=1e-14)
+    with pytest.raises(TypeError, match="complex numbers are not supported"):
+        T.erfinv(T.zvector())
