@@ -134,3 +134,13 @@ def test_the_inverse_error_functions_have_the_derivatives_of_inverses():
                                rtol=1e-12, atol=1e-14)
     with pytest.raises(TypeError, match="complex numbers are not supported"):
         T.erfinv(T.zvector())
+
+
+def test_forward_mode_goes_through_the_special_functions():
+    x, v = T.dvectors("x", "v")
+    data, tangent = np.array([0.5, 2.0, 7.5]), np.array([1.0, -2.0, 0.5])
+    got = evaluate([T.Rop(T.gammaln(x), x, v), T.Rop(T.erfc(x), x, v), T.Rop(T.j0(x), x, v)],
+                   {x: data, v: tangent})
+    np.testing.assert_allclose(got[0], special.psi(data) * tangent, rtol=1e-13)
+    np.testing.assert_allclose(got[1], DERIVATIVES["erfc"](data) * tangent, rtol=1e-13)
+    np.testing.assert_allclose(got[2], -special.j1(data) * tangent, rtol=1e-13)

@@ -470,3 +470,13 @@ def test_nonzero_compiles_refuses_scalars_and_nonzero_values_has_a_gradient():
             fn(T.dscalar())
     grad = evaluate(T.grad((T.nonzero_values(m) ** 2).sum(), m), {m: data})
     np.testing.assert_array_equal(grad, 2 * data)
+
+
+def test_forward_mode_goes_through_the_helpers():
+    x, v = T.dmatrices("x", "v")
+    data, tangent = np.arange(6.0).reshape(2, 3), np.ones((2, 3)) * [[1.0], [-2.0]]
+    got = evaluate([T.Rop(T.roll(x, 1, 1), x, v), T.Rop(T.tril(x), x, v),
+                    T.Rop(T.take(x, [2, 0], axis=1), x, v)], {x: data, v: tangent})
+    np.testing.assert_array_equal(got[0], np.roll(tangent, 1, 1))
+    np.testing.assert_array_equal(got[1], np.tril(tangent))
+    np.testing.assert_array_equal(got[2], tangent[:, [2, 0]])
