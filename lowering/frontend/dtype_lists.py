@@ -32,3 +32,9 @@ complex_vector_types = (_c.cvector, _c.zvector)
 int_matrix_types = (_c.bmatrix, _c.wmatrix, _c.imatrix, _c.lmatrix)
 float_matrix_types = (_c.fmatrix, _c.dmatrix)
 complex_matrix_types = (_c.cmatrix, _c.zmatrix)
+
+__all__ = ["int_dtypes", "uint_dtypes", "float_dtypes", "complex_dtypes", "integer_dtypes",
+           "discrete_dtypes", "continuous_dtypes", "all_dtypes", "int_types", "float_types",
+           "complex_types", "int_scalar_types", "float_scalar_types", "complex_scalar_types",
+           "int_vector_types", "float_vector_types", "complex_vector_types", "int_matrix_types",
+           "float_matrix_types", "complex_matrix_types"]
