@@ -79,3 +79,25 @@ from lowering.frontend.complex_numbers import (angle, complex, complex_from_pola
                                                conj, conjugate, imag, real)
 
 __getattr__ = mirror_getattr(__name__)
+
+# More of theano.tensor's functions: diagonals and triangles, moving elements, comparisons,
+# reductions built from others, small elementwise helpers, constants known before a run, and
+# Theano's dtype lists.
+from lowering.frontend.triangles import diag, diagonal, tri, tril, triu  # noqa: E402,F401
+from lowering.frontend.rearranging import (choose, horizontal_stack,  # noqa: E402,F401
+                                           inverse_permutation, permute_row_elements, roll,
+                                           split, swapaxes, take, vertical_stack)
+from lowering.frontend.comparisons import allclose, isclose, largest, smallest  # noqa: E402,F401
+from lowering.frontend.reduction_extras import cov, max_and_argmax, ptp  # noqa: E402,F401
+from lowering.frontend.arithmetic_extras import (deg2rad, divmod, iround, power,  # noqa: E402,F401,A004
+                                                 rad2deg, tensor_copy)
+from lowering.frontend.unbroadcasting import unbroadcast  # noqa: E402,F401
+from lowering.frontend.windows import bartlett  # noqa: E402,F401
+from lowering.frontend.constant_values import (EmptyConstantError,  # noqa: E402,F401
+                                               NotScalarConstantError, extract_constant,
+                                               get_scalar_constant_value, get_vector_length)
+from lowering.frontend.dtype_lists import *  # noqa: E402,F401,F403 - float_dtypes, int_types, ...
+from lowering.frontend.special_functions import (erfc, gamma, gammaln, j0, j1, psi,  # noqa: E402,F401
+                                                 tri_gamma)
+from lowering.frontend.nonzero import flatnonzero, nonzero, nonzero_values  # noqa: E402,F401
+from lowering.frontend.error_function_inverses import erfcinv, erfcx, erfinv  # noqa: E402,F401

@@ -107,6 +107,11 @@ OP_CASES = {
                                             outputs_info=x, non_sequences=x)[0],
 }
 
+# The special functions (their own elementwise ops), away from the gamma functions' poles.
+OP_CASES.update({
+    f"tensor.{n}": (lambda fn: lambda x, m: fn(m + 0.5) * x)(getattr(T, n))
+    for n in ("erfc", "gammaln", "gamma", "j0", "j1")})
+
 
 def _checked(value, condition):
     """``value`` behind a run-time check (as random draws with symbolic parameters get)."""

@@ -8,6 +8,7 @@ from .ops import *  # noqa: F401,F403
 from . import interpret  # noqa: F401
 from . import philox, position, random_draws  # noqa: F401
 from .complex import *  # noqa: F401,F403
+from .special_functions import *  # noqa: F401,F403
 
 from lowering.ir.context import Dialect  # noqa: E402
 

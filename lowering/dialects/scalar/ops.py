@@ -329,7 +329,8 @@ _CLASS_NAMES = {"floordiv": "FloorDiv", "arcsin": "ArcSin", "arccos": "ArcCos", 
                 "arcsinh": "ArcSinh", "arccosh": "ArcCosh", "arctanh": "ArcTanh",
                 "arctan2": "ArcTan2", "isnan": "IsNan", "isinf": "IsInf", "expm1": "ExpM1",
                 "log1p": "Log1p", "softplus": "Softplus",
-                "round_half_away_from_zero": "RoundHalfAwayFromZero"}
+                "round_half_away_from_zero": "RoundHalfAwayFromZero",
+                "gammaln": "GammaLn"}
 
 
 def _class_name(name: str) -> str:

@@ -35,6 +35,8 @@ from .cumulative import CumProdOp, CumSumOp, CumulativeOp  # noqa: F401
 from .sorting import ArgSortOp  # noqa: F401
 from .complex import (AngleOp, COMPLEX_ELEMENTWISE_OPS, ComplexFromPolarOp,  # noqa: F401
                       ComplexOp, ConjOp, ImagOp, RealOp)
+from .special_functions import (ErfcOp, GammaLnOp, GammaOp, J0Op, J1Op,  # noqa: F401
+                                SPECIAL_ELEMENTWISE_OPS)
 
 from lowering.ir.context import Dialect  # noqa: E402
 

@@ -28,6 +28,7 @@ LIBM_NAMES = {
     "arctan2": "atan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "arcsinh": "asinh",
     "arccosh": "acosh", "arctanh": "atanh", "erf": "erf", "pow": "pow",
     "hypot": "hypot",
+    "erfc": "erfc", "gammaln": "lgamma", "gamma": "tgamma", "j0": "j0", "j1": "j1",
 }
 
 

@@ -57,7 +57,8 @@ MathCall = Callable[[ir.IRBuilder, str, list], ir.Value]
 # Functions of the vector math library (or libm), by short name.
 MATH = {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin",
         "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sigmoid",
-        "softplus", "erf", "arctan2"}
+        "softplus", "erf", "arctan2",
+        "erfc", "gammaln", "gamma", "j0", "j1"}
 _ROUNDING = {"floor": "llvm.floor", "ceil": "llvm.ceil", "trunc": "llvm.trunc",
              "round": "llvm.roundeven", "round_half_away_from_zero": "llvm.round",
              "sqrt": "llvm.sqrt"}

@@ -89,6 +89,7 @@ from . import conv as bufferize_conv, pool as bufferize_pool  # noqa: F401
 from . import grad_filter as bufferize_grad_filter  # noqa: F401
 from . import along_axis as bufferize_along_axis  # noqa: F401
 from .device_complex import refuse_complex_on_device
+from . import device_special  # noqa: F401  (special functions refused on a GPU)
 from . import sparse as bufferize_sparse  # noqa: F401
 from . import sparse_combine as bufferize_sparse_combine  # noqa: F401
 from ..dce import eliminate_dead_code
