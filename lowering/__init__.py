@@ -45,7 +45,7 @@ from .frontend.variable import Constant, Variable  # noqa: F401,E402
 from .frontend.clone import clone_replace as clone  # noqa: F401,E402
 from . import gof, gpuarray  # noqa: F401,E402
 from .compile import function_module, sharedvalue  # noqa: F401,E402
-from .compile.ops import as_op  # noqa: F401,E402  (theano.as_op, theano.compile.ops.as_op)
+from .frontend.from_function_op import as_op  # noqa: F401,E402  (also fills theano.compile.ops)
 from .unsupported import install_import_errors, mirror_getattr  # noqa: E402
 
 __all__ += ["Variable", "Constant", "clone", "gof"]

@@ -51,8 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compile", ("lowering.compile",)),              # function(), Function, the profiled one
     ("frontend", ("lowering.frontend",)),
     ("top", ("lowering",                            # tensor, printing, cli, misc, sandbox
-             "lowering.compile.function_module",    # theano.compile's path for front-end names
-             "lowering.compile.ops")),
+             "lowering.compile.function_module")),  # theano.compile's path for front-end names
 )
 
 # Circles that remain: groups of modules that may import each other, and why.

@@ -79,3 +79,10 @@ def _types(types, what: str) -> list:
         raise TypeError(f"as_op: {what} has to be a list of tensor types (T.dmatrix, ...), got "
                         f"{[type(t).__name__ for t in types]}")
     return types
+
+
+# Theano's path for these names, ``theano.compile.ops``, is a module of a lower layer: the front
+# end gives it its names.
+from lowering.compile import ops as _theano_path  # noqa: E402
+
+_theano_path.as_op, _theano_path.FromFunctionOp = as_op, FromFunctionOp
