@@ -61,3 +61,15 @@ def float64_by_default():
     a module imports this fixture to use it."""
     with config.change_flags(floatX="float64"):
         yield
+
+
+def tapped_step_total(args, n_sequence_taps: int):
+    """The pre-activation of the tapped recurrences the scan tests draw: a step's arguments are
+    ``n_sequence_taps`` sequence rows, then the fed-back states, then the weight ``w``; the total
+    is the rows' sum plus ``(k + 1) * dot(w, state_k)`` for each state."""
+    import lowering.tensor as T
+    rows, states, w = args[:n_sequence_taps], args[n_sequence_taps:-1], args[-1]
+    total = sum(rows[1:], rows[0])
+    for k, s in enumerate(states):
+        total = total + (k + 1) * T.dot(w, s)
+    return total

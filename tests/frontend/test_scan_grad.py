@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 import lowering as theano
 import lowering.tensor as T
 
+from .helpers import tapped_step_total
+
 NONLINEAR = {"tanh": T.tanh, "sin": T.sin, "square": lambda v: v * v * 0.5}
 
 
@@ -41,11 +43,7 @@ def test_bptt_matches_finite_differences(steps, size, out_taps, seq_taps, nonlin
     act = NONLINEAR[nonlinear]
 
     def step(*args):
-        rows, states, w = args[:len(seq_taps)], args[len(seq_taps):-1], args[-1]
-        total = sum(rows[1:], rows[0])
-        for k, s in enumerate(states):
-            total = total + (k + 1) * T.dot(w, s)
-        return act(total)
+        return act(tapped_step_total(args, len(seq_taps)))
 
     h, _ = theano.scan(step, sequences={"input": xs, "taps": seq_taps},
                        outputs_info={"initial": h0, "taps": out_taps}, non_sequences=W,

@@ -14,7 +14,7 @@ from lowering.config import config
 from lowering.frontend.errors import DisconnectedInputError
 from lowering.scan_module import until
 
-from .helpers import float64_by_default, numeric_jacobian  # noqa: F401 (autouse)
+from .helpers import float64_by_default, numeric_jacobian, tapped_step_total  # noqa: F401 (autouse)
 from .python_ops import TwiceOp
 
 NONLINEAR = {"tanh": T.tanh, "sigmoid": T.nnet.sigmoid, "square": lambda v: v * v * 0.5}
@@ -48,12 +48,8 @@ def test_rop_matches_finite_differences_and_lop(steps, size, out_taps, seq_taps,
     act = NONLINEAR[nonlinear]
 
     def step(*args):
-        rows, states, w = args[:len(seq_taps)], args[len(seq_taps):-1], args[-1]
-        total = sum(rows[1:], rows[0])
-        for k, s in enumerate(states):
-            total = total + (k + 1) * T.dot(w, s)
-        h = act(total)
-        return h, T.nnet.softmax(h.dimshuffle("x", 0))[0] * rows[0]
+        h = act(tapped_step_total(args, len(seq_taps)))
+        return h, T.nnet.softmax(h.dimshuffle("x", 0))[0] * args[0]
 
     (h, y), _ = theano.scan(step, sequences={"input": xs, "taps": seq_taps},
                             outputs_info=[{"initial": h0, "taps": out_taps}, None],
